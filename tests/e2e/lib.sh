@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for tests/e2e/run-*.sh and tests/diff/run-*.sh (sourced, not run).
+#
+# Conventions (STYLE.md §9): a test exits 0 on pass, 1 on failure, 77 on skip.
+# A test may skip only when perf (or perf_event_open) is unavailable and CI is
+# not "true"; under CI=true the same condition is a failure.
+#
+# Workloads are C/C++ programs in tests/e2e/src/, compiled at run time into
+# $O/e2e/bin/ and recorded into $O/e2e/data/.  A recording is reused by later
+# scripts of the same suite run (tests/run-tests.sh empties $O/e2e/data first),
+# so the diff tests see the same perf.data as the e2e tests.
+
+set -u
+export LC_ALL=C
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+O=${O:-build}
+case $O in /*) ;; *) O=$TOP/$O ;; esac
+PERFSPY=${PERFSPY:-$O/perfspy}
+PERF=${PERF:-perf}
+E2E_BIN=$O/e2e/bin
+E2E_DATA=$O/e2e/data
+E2E_SRC=$TOP/tests/e2e/src
+E2E_EXPECT=$TOP/tests/e2e/expect
+PY=${PYTHON3:-$(command -v /usr/bin/python3 || command -v python3 || true)}
+
+nfail=0
+ncheck=0
+SCRATCH=
+
+say() { printf '%s\n' "$*"; }
+pass() { ncheck=$((ncheck + 1)); say "  ok    $*"; }
+fail() { ncheck=$((ncheck + 1)); nfail=$((nfail + 1)); say "  FAIL  $*"; }
+
+# skip REASON: exit 77 outside CI, exit 1 (a failure) under CI=true.
+skip() {
+	if [ "${CI:-}" = true ]; then
+		say "FAIL (CI=true forbids skipping): $*"
+		exit 1
+	fi
+	say "SKIP: $*"
+	exit 77
+}
+
+# die REASON: a broken precondition that is our fault or the CLI's.
+die() { say "FAIL: $*"; exit 1; }
+
+# finish: exit with the verdict for this script.
+finish() {
+	say "$ncheck checks, $nfail failed"
+	[ "$nfail" -eq 0 ] || exit 1
+	exit 0
+}
+
+cleanup_scratch() { [ -n "$SCRATCH" ] && rm -rf "$SCRATCH"; }
+
+# scratch: make $SCRATCH (mktemp -d), removed on exit.
+scratch() {
+	SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/perfspy-test.XXXXXX") || die "mktemp"
+	trap cleanup_scratch EXIT
+}
+
+# need_perf: perf present and allowed to sample (cpu-clock, callchains).
+need_perf() {
+	command -v "$PERF" >/dev/null 2>&1 || skip "perf not found"
+	local probe
+	probe=$(mktemp "${TMPDIR:-/tmp}/perfspy-probe.XXXXXX") || die "mktemp"
+	if ! "$PERF" record -q -N -F 999 -g -o "$probe" -- true >/dev/null 2>&1; then
+		rm -f "$probe"
+		skip "perf record cannot sample here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
+	fi
+	rm -f "$probe"
+}
+
+# need_perfspy: the CLI under test must exist; its absence is a failure.
+need_perfspy() {
+	[ -x "$PERFSPY" ] || die "$PERFSPY not built (run make)"
+}
+
+need_python() {
+	[ -n "$PY" ] || die "python3 not found (linux-perf depends on it)"
+}
+
+# build NAME: compile tests/e2e/src/NAME.{c,cpp} into $E2E_BIN/NAME.
+# -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer: the fp callchains need
+# frame pointers everywhere.  gcc 12 still omits them in leaf functions that
+# need no stack frame, so each spinning leaf keeps a volatile local (see src/).
+build() {
+	local name=$1 src cc flags
+	mkdir -p "$E2E_BIN" || die "mkdir $E2E_BIN"
+	flags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread -D_GNU_SOURCE -Wall"
+	if [ -f "$E2E_SRC/$name.c" ]; then
+		src=$E2E_SRC/$name.c cc=${CC:-cc}
+	else
+		src=$E2E_SRC/$name.cpp cc=${CXX:-c++}
+	fi
+	[ -f "$src" ] || die "no source for workload $name"
+	if [ ! -x "$E2E_BIN/$name" ] || [ "$src" -nt "$E2E_BIN/$name" ]; then
+		# Compile in the source directory with a relative file name so that
+		# DW_AT_name is plain "NAME.c", as users see it.
+		(cd "$E2E_SRC" && $cc $flags -o "$E2E_BIN/$name.tmp" "${src##*/}") ||
+			die "cannot compile $src"
+		mv "$E2E_BIN/$name.tmp" "$E2E_BIN/$name"
+	fi
+}
+
+# record NAME MODE [ARGS...]: record $E2E_BIN/NAME ARGS with perf into
+# $E2E_DATA/NAME-MODE.data (MODE: fp = -g, dwarf = --call-graph dwarf) unless
+# this suite run has recorded it already.  The workload's stdout goes to
+# $E2E_DATA/NAME-MODE.out, perf's messages to NAME-MODE.perf.log.
+# -N keeps our throw-away binaries out of ~/.debug.
+record() {
+	local name=$1 mode=$2 cg
+	shift 2
+	local data=$E2E_DATA/$name-$mode.data
+	case $mode in
+	fp) cg=-g ;;
+	dwarf) cg=--call-graph=dwarf ;;
+	*) die "record: bad mode $mode" ;;
+	esac
+	build "$name"
+	mkdir -p "$E2E_DATA" || die "mkdir $E2E_DATA"
+	if [ ! -s "$data" ] || [ "$E2E_BIN/$name" -nt "$data" ]; then
+		"$PERF" record -N -F 999 $cg -o "$data.tmp" -- "$E2E_BIN/$name" "$@" \
+			>"$E2E_DATA/$name-$mode.out" 2>"$E2E_DATA/$name-$mode.perf.log" ||
+			{ cat "$E2E_DATA/$name-$mode.perf.log"; die "perf record $name failed"; }
+		mv "$data.tmp" "$data"
+	fi
+	REC=$data
+}
+
+# perf_samples FILE: number of PERF_RECORD_SAMPLE records, perf as the oracle.
+perf_samples() {
+	"$PERF" report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE'
+}
+
+# json_samples: read `perfspy info --json` on stdin, print top-level "samples".
+json_samples() {
+	"$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])'
+}
+
+# total FILE: sum of the counts of a folded file.
+total() {
+	awk '{ n += $NF } END { printf "%d\n", n }' "$1"
+}
+
+# glob_escape: escape glob metacharacters of stdin lines (for REGEN output).
+glob_escape() {
+	sed -e 's/[][*?\\]/\\&/g'
+}
+
+# check_globs FOLDED EXPECT: every positive pattern of EXPECT matches at least
+# one line of FOLDED, no "!" pattern matches any line, and the lines matched by
+# positive patterns carry at least "%coverage N" percent of the samples.
+# Pattern files: '#' comments, blank lines ignored; bash glob syntax
+# ([[ line == pattern ]]), matched against whole lines including the count.
+check_globs() {
+	local folded=$1 expect=$2 cov=0 pat line n total=0 covered=0 hit
+	local -a pos=() neg=() lines=()
+	while IFS= read -r pat || [ -n "$pat" ]; do
+		case $pat in
+		'' | '#'*) ;;
+		'%coverage '*) cov=${pat#%coverage } ;;
+		'!'*) neg+=("${pat#!}") ;;
+		*) pos+=("$pat") ;;
+		esac
+	done <"$expect"
+	mapfile -t lines <"$folded"
+	local -a seen=()
+	for line in "${lines[@]}"; do
+		n=${line##* }
+		total=$((total + n))
+		hit=0
+		for i in "${!pos[@]}"; do
+			# shellcheck disable=SC2053
+			if [[ $line == ${pos[$i]} ]]; then
+				seen[i]=1
+				hit=1
+			fi
+		done
+		[ $hit -eq 1 ] && covered=$((covered + n))
+		for pat in "${neg[@]}"; do
+			# shellcheck disable=SC2053
+			[[ $line == $pat ]] && fail "${expect##*/}: forbidden pattern matched: $line"
+		done
+	done
+	for i in "${!pos[@]}"; do
+		if [ -n "${seen[i]:-}" ]; then
+			pass "${expect##*/}: ${pos[$i]}"
+		else
+			fail "${expect##*/}: no line matches ${pos[$i]}"
+		fi
+	done
+	if [ "$total" -eq 0 ]; then
+		fail "${expect##*/}: empty output"
+	elif [ $((covered * 100)) -lt $((cov * total)) ]; then
+		fail "${expect##*/}: expected stacks cover $covered of $total samples (< $cov%)"
+	else
+		pass "${expect##*/}: expected stacks cover $covered of $total samples (>= $cov%)"
+	fi
+}
+
+# regen_globs FOLDED EXPECT ANCHOR: REGEN=1 helper.  Keeps the header
+# (comments, %coverage, "!" lines) of EXPECT and replaces the patterns with
+# one per output line holding >= 2% of the samples: frames above ANCHOR
+# (e.g. "main (") become "*;", line numbers become "*", counts "[0-9]*".
+# Review the result before committing: it encodes whatever perfspy printed.
+regen_globs() {
+	local folded=$1 expect=$2 anchor=$3 tot
+	tot=$(total "$folded")
+	{
+		[ -f "$expect" ] && grep -E '^(#|%|!|$)' "$expect"
+		awk -v tot="$tot" '$NF * 50 >= tot { sub(/ [0-9]+$/, ""); print }' "$folded" |
+			glob_escape |
+			sed -e "s/^.*;\\($anchor\\)/*;\\1/" -e 's/:[0-9][0-9]*)/:*)/g' -e 's/$/ [0-9]*/' |
+			sort -u
+	} >"$expect.new" && mv "$expect.new" "$expect"
+	say "  regenerated ${expect#"$TOP"/}"
+}
+
+# expect_globs FOLDED NAME ANCHOR: check_globs against expect/NAME.glob, or
+# rewrite it when REGEN=1.
+expect_globs() {
+	local folded=$1 name=$2 anchor=$3
+	if [ "${REGEN:-0}" = 1 ]; then
+		regen_globs "$folded" "$E2E_EXPECT/$name.glob" "$anchor"
+	fi
+	check_globs "$folded" "$E2E_EXPECT/$name.glob"
+}
+
+# convert OUT ARGS...: run perfspy convert ARGS -o OUT; a non-zero exit fails
+# the check (stderr kept in OUT.err).
+convert() {
+	local out=$1
+	shift
+	if "$PERFSPY" convert -q "$@" -o "$out" 2>"$out.err"; then
+		return 0
+	fi
+	local rc=$?
+	fail "perfspy convert $* exited $rc: $(head -c 300 "$out.err")"
+	return 1
+}
+
+# check_format FILE WHAT: lines are bytewise sorted and unique, each "frames COUNT".
+check_format() {
+	local f=$1 what=$2
+	if ! LC_ALL=C sort -c "$f" 2>/dev/null; then
+		fail "$what: output not bytewise sorted"
+	elif [ -n "$(sed 's/ [0-9]*$//' "$f" | uniq -d | head -1)" ]; then
+		fail "$what: duplicate stacks"
+	elif grep -qvE '^[^ ].* [1-9][0-9]*$' "$f"; then
+		fail "$what: malformed line: $(grep -vE '^[^ ].* [1-9][0-9]*$' "$f" | head -1)"
+	else
+		pass "$what: format (sorted, unique, 'frames COUNT')"
+	fi
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# e2e: the CLI's error contract.  Exit 0 ok, 1 error with a message on stderr
+# naming the file (and the byte offset for bad input), 2 usage.  An output
+# that cannot be written fails cleanly and never leaves a partial file.
+. "$(dirname "$0")/lib.sh"
+
+need_perf
+need_perfspy
+need_python
+scratch
+
+record chain fp
+data=$REC
+
+# expect_exit WANT WHAT CMD...: run CMD, keep stderr in $SCRATCH/err.
+expect_exit() {
+	local want=$1 what=$2 rc=0
+	shift 2
+	"$@" >"$SCRATCH/stdout" 2>"$SCRATCH/err" || rc=$?
+	if [ "$rc" -eq "$want" ]; then
+		pass "$what: exit $rc"
+		return 0
+	fi
+	fail "$what: exit $rc, want $want; stderr: $(head -c 300 "$SCRATCH/err")"
+	return 1
+}
+
+# err_names WHAT STRING...: stderr mentions every STRING.
+err_names() {
+	local what=$1 s
+	shift
+	for s in "$@"; do
+		if ! grep -qF -- "$s" "$SCRATCH/err"; then
+			fail "$what: stderr does not mention '$s': $(head -c 300 "$SCRATCH/err")"
+			return
+		fi
+	done
+	pass "$what: stderr names $*"
+}
+
+# err_offset WHAT: stderr gives a byte offset ("offset 16", "byte 0x10", ...).
+err_offset() {
+	if grep -Eiq '(offset|byte|at)[ :=]*(0x[0-9a-f]+|[0-9]+)' "$SCRATCH/err"; then
+		pass "$1: stderr gives a byte offset"
+	else
+		fail "$1: stderr gives no byte offset: $(head -c 300 "$SCRATCH/err")"
+	fi
+}
+
+# Outputs go to $OUTD; at the end it must hold exactly the expected files.
+OUTD=$SCRATCH/outdir
+mkdir "$OUTD"
+
+# Missing input.
+missing=$SCRATCH/no-such.data
+for cmd in convert info; do
+	if [ $cmd = convert ]; then
+		expect_exit 1 "convert missing file" "$PERFSPY" convert -i "$missing" -o "$OUTD/missing.out"
+	else
+		expect_exit 1 "info missing file" "$PERFSPY" info "$missing"
+	fi
+	err_names "$cmd missing file" "$missing"
+done
+
+# Garbage: wrong magic, a truncated header, an empty file.
+yes 'this is not a perf.data file' | head -c 4096 >"$SCRATCH/garbage.data"
+printf 'PERFILE2' >"$SCRATCH/short.data"
+: >"$SCRATCH/empty.data"
+for f in garbage short empty; do
+	expect_exit 1 "convert $f file" "$PERFSPY" convert -i "$SCRATCH/$f.data" -o "$OUTD/$f.out" &&
+		err_names "convert $f file" "$SCRATCH/$f.data" && err_offset "convert $f file"
+	if [ -e "$OUTD/$f.out" ]; then
+		fail "convert $f file: left an output file behind"
+	else
+		pass "convert $f file: no output file left"
+	fi
+	expect_exit 1 "info --json $f file" "$PERFSPY" info --json "$SCRATCH/$f.data" &&
+		err_names "info $f file" "$SCRATCH/$f.data"
+done
+# Garbage on stdin.
+expect_exit 1 "convert garbage on stdin" "$PERFSPY" convert -i - -o "$OUTD/stdin.out" <"$SCRATCH/garbage.data"
+
+# A real file cut short in the middle of its data: an error or a partial
+# result, never a crash.
+size=$(stat -c %s "$data")
+head -c $((size / 2 + 13)) "$data" >"$SCRATCH/cut.data"
+rc=0
+timeout 20 "$PERFSPY" convert -q -i "$SCRATCH/cut.data" -o "$OUTD/cut.out" 2>"$SCRATCH/err" || rc=$?
+if [ "$rc" -le 1 ]; then
+	pass "convert truncated perf.data: exit $rc"
+	if [ "$rc" -eq 1 ] && [ -e "$OUTD/cut.out" ]; then
+		fail "convert truncated perf.data: failed but left an output file"
+	fi
+else
+	fail "convert truncated perf.data: exit $rc (crash or timeout)"
+fi
+
+# Records overwritten with 0xff in the middle of the data: the same.
+cp "$data" "$SCRATCH/corrupt.data"
+head -c 256 /dev/zero | tr '\0' '\377' |
+	dd of="$SCRATCH/corrupt.data" bs=1 seek=$((size / 2)) conv=notrunc status=none
+for cmd in convert info; do
+	rc=0
+	if [ $cmd = convert ]; then
+		timeout 20 "$PERFSPY" convert -q -i "$SCRATCH/corrupt.data" -o /dev/null 2>"$SCRATCH/err" || rc=$?
+	else
+		timeout 20 "$PERFSPY" info --json "$SCRATCH/corrupt.data" >/dev/null 2>"$SCRATCH/err" || rc=$?
+	fi
+	if [ "$rc" -le 1 ]; then
+		pass "$cmd corrupted perf.data: exit $rc"
+	else
+		fail "$cmd corrupted perf.data: exit $rc (crash or timeout)"
+	fi
+	[ "$rc" -eq 1 ] && err_names "$cmd corrupted perf.data" "$SCRATCH/corrupt.data"
+done
+
+# Output that cannot be written.
+expect_exit 1 "-o into a missing directory" "$PERFSPY" convert -i "$data" -o "$OUTD/nodir/out" &&
+	err_names "-o into a missing directory" "$OUTD/nodir/out"
+touch "$OUTD/afile"
+expect_exit 1 "-o below a regular file" "$PERFSPY" convert -i "$data" -o "$OUTD/afile/out"
+if [ -w /dev/full ]; then
+	expect_exit 1 "-o /dev/full (ENOSPC on write)" "$PERFSPY" convert -i "$data" -o /dev/full
+	expect_exit 1 "stdout to /dev/full" sh -c '"$0" convert -i "$1" >/dev/full' "$PERFSPY" "$data"
+fi
+# An existing output is replaced only on success: a failed conversion keeps it.
+echo keep >"$OUTD/keep.out"
+expect_exit 1 "convert garbage onto an existing -o" "$PERFSPY" convert -i "$SCRATCH/garbage.data" -o "$OUTD/keep.out"
+if [ "$(cat "$OUTD/keep.out" 2>/dev/null)" = keep ]; then
+	pass "failed conversion left the existing output untouched"
+else
+	fail "failed conversion clobbered the existing output file"
+fi
+
+# Usage errors exit 2.
+expect_exit 2 "no arguments" "$PERFSPY"
+expect_exit 2 "unknown subcommand" "$PERFSPY" frobnicate
+expect_exit 2 "unknown option" "$PERFSPY" convert --no-such-option -i "$data"
+expect_exit 2 "bad --weight" "$PERFSPY" convert --weight bogus -i "$data" -o "$OUTD/w"
+expect_exit 2 "--pid without a number" "$PERFSPY" convert --pid abc -i "$data" -o "$OUTD/p"
+expect_exit 2 "-i without an argument" "$PERFSPY" convert -i
+
+# Success paths exit 0; -q keeps stderr empty.
+expect_exit 0 "convert -q" "$PERFSPY" convert -q -i "$data" -o "$OUTD/ok.out"
+if [ -s "$SCRATCH/err" ]; then
+	fail "convert -q wrote to stderr: $(head -c 200 "$SCRATCH/err")"
+else
+	pass "convert -q: silent"
+fi
+expect_exit 0 "info" "$PERFSPY" info "$data"
+expect_exit 0 "info --json" "$PERFSPY" info --json "$data"
+if "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$SCRATCH/stdout" 2>/dev/null; then
+	pass "info --json prints valid JSON"
+else
+	fail "info --json output is not JSON: $(head -c 200 "$SCRATCH/stdout")"
+fi
+
+# Nothing but the expected files in the output directory: no partial outputs
+# of failed runs, no temporary files.
+want="afile keep.out ok.out"
+[ -e "$OUTD/cut.out" ] && want="afile cut.out keep.out ok.out"
+got=$(ls -A "$OUTD" | tr '\n' ' ' | sed 's/ $//')
+if [ "$got" = "$want" ]; then
+	pass "output directory holds only: $want"
+else
+	fail "output directory holds: $got (want: $want)"
+fi
+finish
