@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perfspy: read Linux perf samples (perf.data files and pipes), symbolize
+ * native frames, and write py-spy-format folded stacks.
+ *
+ * This is the only public header. Objects are opaque handles; options
+ * come in sized structs (always optional: NULL means defaults); every
+ * function that can fail returns 0 or a negative error code: -errno for
+ * system errors, or -PERFSPY_E_* for our own. perfspy_strerror() turns
+ * either into text. The library never prints and never exits: messages
+ * go to the log callback given in perfspy_open_opts.
+ *
+ * Typical use:
+ *
+ *	struct perfspy_session *s;
+ *	struct perfspy_folder *f;
+ *	int err = perfspy_session__open("perf.data", NULL, &s);
+ *	if (!err)
+ *		err = perfspy_folder__new(NULL, &f);
+ *	if (!err)
+ *		err = perfspy_session__convert(s, NULL, f);
+ *	if (!err)
+ *		err = perfspy_folder__write(f, stdout, NULL);
+ *	perfspy_folder__free(f);
+ *	perfspy_session__close(s);
+ */
+#ifndef PERFSPY_H
+#define PERFSPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef PERFSPY_API
+#define PERFSPY_API __attribute__((visibility("default")))
+#endif
+
+/*
+ * Options structs: declare with PERFSPY_OPTS(type, name, .field = value).
+ * The first field is the struct's size as the caller knows it, so a
+ * library built later can tell which fields the caller set; unknown
+ * non-zero tail bytes are rejected with -PERFSPY_E_OPTS.
+ */
+#define PERFSPY_OPTS(TYPE, NAME, ...) \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+/*
+ * Error codes (positive values; functions return them negated). The
+ * values are pinned: a shipped value never changes its meaning.
+ */
+#define PERFSPY_ERRORS(X)                                                      \
+	X(FORMAT, 4000, "not a perf.data file, or a malformed header")        \
+	X(TRUNCATED, 4001, "file truncated")                                  \
+	X(UNSUPPORTED, 4002, "unsupported perf.data feature")                 \
+	X(ENDIAN, 4003, "perf.data of the other byte order is not supported") \
+	X(NO_SAMPLES, 4004, "no samples")                                     \
+	X(DWFL, 4005, "libdw error")                                          \
+	X(OPTS, 4006, "invalid options struct")                               \
+	X(NO_EVENT, 4007, "no such event in this file")                       \
+	X(CONSUMED, 4008, "input stream already consumed")                    \
+	X(BAD_RECORD, 4009, "malformed record")                               \
+	X(ZSTD, 4010, "zstd decompression failed")                            \
+	X(INTERRUPTED, 4011, "interrupted")
+
+enum perfspy_error {
+#define PERFSPY_X_ENUM(name, value, msg) PERFSPY_E_##name = value,
+	PERFSPY_ERRORS(PERFSPY_X_ENUM)
+#undef PERFSPY_X_ENUM
+};
+
+/*
+ * Write the message for @err (either sign; -errno values too) into @buf.
+ * Always NUL-terminates when @size > 0. Returns 0, or -EINVAL for an
+ * unknown code (the buffer then says "unknown error N").
+ */
+PERFSPY_API int perfspy_strerror(int err, char *buf, size_t size);
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+PERFSPY_API const char *perfspy_version_string(void);
+
+/* Log levels for perfspy_log_fn. */
+enum perfspy_log_level {
+	PERFSPY_LOG_ERROR = 0,
+	PERFSPY_LOG_WARN = 1,
+	PERFSPY_LOG_INFO = 2,
+	PERFSPY_LOG_DEBUG = 3,
+};
+
+/*
+ * Log callback: @msg is one line without a trailing newline, valid only
+ * during the call.
+ */
+typedef void (*perfspy_log_fn)(void *ctx, int level, const char *msg);
+
+/* Opaque handles. */
+struct perfspy_session; /* one input (file or stream) and its state */
+struct perfspy_folder;	/* aggregated stacks: stack -> count */
+
+/*
+ * Options for opening a session. All fields are optional.
+ */
+struct perfspy_open_opts {
+	size_t sz; /* sizeof(struct perfspy_open_opts) */
+	/* Log sink; NULL drops messages. Messages above @log_level are
+	 * dropped (default PERFSPY_LOG_WARN when log_fn is set). */
+	perfspy_log_fn log_fn;
+	void *log_ctx;
+	int log_level;
+	/* Root prefix under which binaries are looked up (perf --symfs). */
+	const char *symfs;
+	/* Build-id cache; NULL means $HOME/.debug. */
+	const char *buildid_dir;
+	/* Kernel symbols; NULL means /proc/kallsyms, "" disables. */
+	const char *kallsyms;
+	/* Name shown in messages (defaults to the path, or "<stdin>"). */
+	const char *display_name;
+	size_t : 0;
+};
+#define perfspy_open_opts__last_field display_name
+
+/*
+ * Open @path ("-" reads standard input as a stream). Only the header is
+ * read here; records are read by perfspy_session__convert(). On success
+ * *@out is a new session to be closed with perfspy_session__close().
+ *
+ * Errors: -errno from open/read/mmap, -PERFSPY_E_FORMAT (not perf.data,
+ * with the offset in the log), -PERFSPY_E_ENDIAN, -PERFSPY_E_TRUNCATED,
+ * -PERFSPY_E_OPTS, -ENOMEM.
+ */
+PERFSPY_API int perfspy_session__open(const char *path,
+				      const struct perfspy_open_opts *opts,
+				      struct perfspy_session **out);
+
+/*
+ * Like perfspy_session__open() on an open file descriptor. A regular
+ * file is mapped; anything else is read as a stream. The fd is not
+ * consumed: the caller closes it after perfspy_session__close().
+ */
+PERFSPY_API int perfspy_session__open_fd(int fd,
+					 const struct perfspy_open_opts *opts,
+					 struct perfspy_session **out);
+
+/*
+ * Like perfspy_session__open() on a perf.data image in memory (file or
+ * pipe layout). @buf must stay valid until perfspy_session__close().
+ */
+PERFSPY_API int perfspy_session__open_mem(const void *buf, size_t len,
+					  const struct perfspy_open_opts *opts,
+					  struct perfspy_session **out);
+
+/* Close a session; NULL is accepted. */
+PERFSPY_API void perfspy_session__close(struct perfspy_session *s);
+
+enum perfspy_weight {
+	PERFSPY_WEIGHT_SAMPLES = 0, /* each sample counts 1 */
+	PERFSPY_WEIGHT_PERIOD = 1,  /* each sample counts its period */
+};
+
+/*
+ * Progress callback for long runs: @done and @total in bytes of input
+ * (@total is 0 for streams). Return 0 to continue, non-zero to stop the
+ * conversion with -PERFSPY_E_INTERRUPTED.
+ */
+typedef int (*perfspy_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/*
+ * What perfspy_session__convert() keeps and how it names frames.
+ */
+struct perfspy_convert_opts {
+	size_t sz; /* sizeof(struct perfspy_convert_opts) */
+	/* Event name to fold ("cpu-clock", "sched:sched_switch"); NULL
+	 * means the first event in the file. */
+	const char *event;
+	/* Keep only samples of this process / thread; 0 keeps all. */
+	int pid;
+	int tid;
+	/* Keep only samples whose thread name is this; NULL keeps all. */
+	const char *comm;
+	/* Drop kernel frames (and samples with only kernel frames keep
+	 * just their process frame, if any). */
+	bool no_kernel;
+	/* Root frame `thread (TID): NAME` per stack (py-spy --threads). */
+	bool threads;
+	/* enum perfspy_weight. */
+	int weight;
+	/* Progress reporting; called at most about 10 times a second. */
+	perfspy_progress_fn progress_fn;
+	void *progress_ctx;
+	size_t : 0;
+};
+#define perfspy_convert_opts__last_field progress_ctx
+
+/*
+ * Read every record of the session, keep statistics (see
+ * perfspy_session__info()) and, when @folder is not NULL, add one stack
+ * per kept sample of the selected event.
+ *
+ * A problem with one record costs that record (it is counted in
+ * perfspy_stats), not the file. A file cut short in its data section is
+ * converted up to the cut with a warning; that is not an error.
+ *
+ * A stream can be converted only once (-PERFSPY_E_CONSUMED after); a
+ * file can be converted again.
+ *
+ * Errors: -PERFSPY_E_NO_EVENT (no event of that name), -ENOMEM, -errno
+ * from read, -PERFSPY_E_ZSTD, -PERFSPY_E_INTERRUPTED, -PERFSPY_E_OPTS.
+ */
+PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
+					 const struct perfspy_convert_opts *opts,
+					 struct perfspy_folder *folder);
+
+/*
+ * What the file says about itself and what a pass over its records
+ * found. Strings belong to the session and live until it is closed;
+ * they are NULL when the file does not have them. The counting fields
+ * are filled after perfspy_session__convert().
+ */
+struct perfspy_info {
+	size_t sz; /* sizeof(struct perfspy_info), set by the caller */
+	const char *path;
+	bool pipe_mode;
+	uint64_t file_size;	/* 0 for streams */
+	uint64_t data_offset;
+	uint64_t data_size;
+	const char *perf_version;
+	const char *hostname;
+	const char *os_release;
+	const char *arch;
+	const char *cpu_desc;
+	const char *cmdline; /* arguments joined by spaces */
+	uint32_t nr_cpus_online;
+	uint32_t nr_cpus_avail;
+	uint64_t total_mem_kb;
+	uint32_t nr_events;
+	bool has_build_ids;   /* BUILD_ID feature or build-id MMAP2 */
+	bool has_callchain;   /* any event samples callchains */
+	bool has_user_stack;  /* any event samples regs+stack (dwarf) */
+	uint32_t stack_user_size; /* requested dump size (largest event) */
+	bool compressed;
+	/* After a pass: */
+	uint64_t nr_samples;   /* all samples of all events */
+	uint64_t nr_records;
+	uint64_t nr_lost;      /* samples lost (LOST and LOST_SAMPLES) */
+	uint64_t nr_lost_records;
+	uint64_t nr_throttle;
+	uint64_t time_first;   /* perf clock, ns; 0 if no timestamps */
+	uint64_t time_last;
+	uint32_t nr_processes;
+	uint32_t nr_threads;
+	bool truncated;	       /* data ended inside a record */
+	uint64_t truncated_at; /* file offset of the cut */
+	size_t : 0;
+};
+
+/* Fill @info (whose ->sz the caller sets). */
+PERFSPY_API int perfspy_session__info(const struct perfspy_session *s,
+				      struct perfspy_info *info);
+
+/* One event (perf's evsel). */
+struct perfspy_event {
+	size_t sz;
+	const char *name;  /* "cpu-clock", "sched:sched_switch", ... */
+	uint32_t type;	   /* perf_event_attr.type */
+	uint64_t config;
+	uint64_t sample_type;
+	uint64_t sample_period; /* or frequency when freq */
+	bool freq;
+	uint64_t nr_samples; /* after a pass */
+	size_t : 0;
+};
+
+/* Fill @ev for event @idx (0 .. nr_events-1). -ENOENT past the end. */
+PERFSPY_API int perfspy_session__event(const struct perfspy_session *s,
+				       uint32_t idx, struct perfspy_event *ev);
+
+/* One thread seen in the records (COMM/FORK/samples). */
+struct perfspy_thread {
+	size_t sz;
+	int pid;
+	int tid;
+	const char *comm; /* latest name */
+	uint64_t nr_samples;
+	size_t : 0;
+};
+
+/* Fill @t for thread @idx, threads sorted by (pid, tid). -ENOENT past
+ * the end. Valid after a pass. */
+PERFSPY_API int perfspy_session__thread(const struct perfspy_session *s,
+					uint32_t idx, struct perfspy_thread *t);
+
+/*
+ * Non-fatal counters: what was skipped and why.
+ */
+struct perfspy_stats {
+	size_t sz;
+	uint64_t samples_kept;	     /* samples folded */
+	uint64_t samples_filtered;   /* other events, pid/tid/comm filters */
+	uint64_t bad_records;	     /* malformed, counted and skipped */
+	uint64_t unknown_records;    /* record types we do not know */
+	uint64_t unknown_ids;	     /* sample ids matching no event */
+	uint64_t frames;	     /* native frames resolved */
+	uint64_t frames_unknown;     /* frames with no symbol */
+	uint64_t frames_no_map;	     /* addresses outside any map */
+	uint64_t stacks_truncated;   /* callchains hitting the max depth */
+	uint64_t out_of_order;	     /* records older than a flushed round */
+	size_t : 0;
+};
+
+PERFSPY_API int perfspy_session__stats(const struct perfspy_session *s,
+				       struct perfspy_stats *stats);
+
+/*
+ * Folder: stack -> count, independent of any session (the merge tool and
+ * the plugin fill it too).
+ */
+PERFSPY_API int perfspy_folder__new(struct perfspy_folder **out);
+PERFSPY_API void perfspy_folder__free(struct perfspy_folder *f);
+
+/*
+ * Add @weight to the stack of @nr frames @frames (root first). Frame
+ * text is copied; ';' and newlines in it are replaced (';' -> ':',
+ * newline -> ' ') as stackcollapse-perf.pl does. Returns 0 or -ENOMEM.
+ */
+PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
+				    const char *const *frames, size_t nr,
+				    uint64_t weight);
+
+/* Number of distinct stacks and the total weight. */
+PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f);
+PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f);
+
+struct perfspy_write_opts {
+	size_t sz;
+	int reserved; /* formats other than raw come later */
+	size_t : 0;
+};
+#define perfspy_write_opts__last_field reserved
+
+/*
+ * Write py-spy raw folded stacks to @out: `frame;...;frame COUNT\n`, root
+ * first, lines sorted bytewise. The caller owns @out (it is not closed).
+ * Returns 0, -EIO if a write failed, or -ENOMEM.
+ */
+PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
+				      const struct perfspy_write_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

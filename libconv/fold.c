@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Interning, stack aggregation and the py-spy raw writer (see fold.h).
+ * Raw format: reference/pyspy-formats.md §1.2 - `frame;...;frame COUNT\n`,
+ * root first, one space before the count.
+ */
+#include "fold.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct fold_stack {
+	u64 hash;
+	u64 count;
+	size_t off; /* into pool */
+	u32 nr;
+};
+
+struct perfspy_folder {
+	struct arena strs;
+	const char **names; /* id -> text */
+	u32 *name_lens;
+	size_t nr_names, cap_names, cap_lens;
+	u32 *name_slots; /* hash -> id + 1 */
+	size_t name_slots_cap;
+
+	u32 *pool;
+	size_t pool_len, pool_cap;
+	struct fold_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	u32 *stack_slots; /* hash -> stack index + 1 */
+	size_t stack_slots_cap;
+	u64 total;
+};
+
+PERFSPY_API int perfspy_folder__new(struct perfspy_folder **out)
+{
+	struct perfspy_folder *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	arena_init(&f->strs);
+	*out = f;
+	return 0;
+}
+
+PERFSPY_API void perfspy_folder__free(struct perfspy_folder *f)
+{
+	if (!f)
+		return;
+	arena_free(&f->strs);
+	free(f->names);
+	free(f->name_lens);
+	free(f->name_slots);
+	free(f->pool);
+	free(f->stacks);
+	free(f->stack_slots);
+	free(f);
+}
+
+typedef u64 (*slot_hash_fn)(const struct perfspy_folder *f, u32 idx);
+
+/* Grow a slot table of @cap (a power of two) holding index+1 values
+ * once it is half full. */
+static int rehash(u32 **slots, size_t *cap, size_t nr, slot_hash_fn hash_of,
+		  const struct perfspy_folder *f)
+{
+	size_t ncap = *cap ? *cap * 2 : 1024, i, j;
+	u32 *n;
+
+	if ((nr + 1) * 2 <= *cap)
+		return 0;
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < *cap; i++) {
+		u32 v = (*slots)[i];
+
+		if (!v)
+			continue;
+		j = hash_of(f, v - 1) & (ncap - 1);
+		while (n[j])
+			j = (j + 1) & (ncap - 1);
+		n[j] = v;
+	}
+	free(*slots);
+	*slots = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* Names keep no stored hash: recomputed only when the table grows. */
+static u64 name_hash_of(const struct perfspy_folder *f, u32 id)
+{
+	return hash_bytes(f->names[id], f->name_lens[id], 0);
+}
+
+static u64 stack_hash_of(const struct perfspy_folder *f, u32 idx)
+{
+	return f->stacks[idx].hash;
+}
+
+const char *fold_name(const struct perfspy_folder *f, u32 id)
+{
+	return id < f->nr_names ? f->names[id] : "";
+}
+
+static u32 intern_clean(struct perfspy_folder *f, const char *s, size_t len)
+{
+	u64 h = hash_bytes(s, len, 0);
+	const char *copy;
+	size_t i;
+	u32 v;
+
+	if (rehash(&f->name_slots, &f->name_slots_cap, f->nr_names,
+		   name_hash_of, f))
+		return FOLD_NO_ID;
+	for (i = h & (f->name_slots_cap - 1); (v = f->name_slots[i]);
+	     i = (i + 1) & (f->name_slots_cap - 1)) {
+		if (f->name_lens[v - 1] == len && !memcmp(f->names[v - 1], s, len))
+			return v - 1;
+	}
+	if (len > UINT32_MAX || f->nr_names >= UINT32_MAX - 1 ||
+	    ensure_mem((void **)&f->names, &f->cap_names, sizeof(*f->names),
+		       f->nr_names + 1) ||
+	    ensure_mem((void **)&f->name_lens, &f->cap_lens,
+		       sizeof(*f->name_lens), f->nr_names + 1))
+		return FOLD_NO_ID;
+	copy = arena_strndup(&f->strs, s, len);
+	if (!copy)
+		return FOLD_NO_ID;
+	f->names[f->nr_names] = copy;
+	f->name_lens[f->nr_names] = (u32)len;
+	f->name_slots[i] = (u32)(++f->nr_names);
+	return (u32)(f->nr_names - 1);
+}
+
+u32 fold_intern(struct perfspy_folder *f, const char *s, size_t len)
+{
+	char *clean;
+	size_t k;
+	u32 id;
+
+	if (!memchr(s, ';', len) && !memchr(s, '\n', len) && !memchr(s, '\r', len))
+		return intern_clean(f, s, len);
+	/* Folded text has no escaping: ';' separates frames and '\n' ends
+	 * lines, so they cannot stay in a name (stackcollapse-perf.pl also
+	 * turns ';' into ':'). */
+	clean = malloc(len ? len : 1);
+	if (!clean)
+		return FOLD_NO_ID;
+	for (k = 0; k < len; k++)
+		clean[k] = s[k] == ';' ? ':' :
+			(s[k] == '\n' || s[k] == '\r') ? ' ' : s[k];
+	id = intern_clean(f, clean, len);
+	free(clean);
+	return id;
+}
+
+int fold_add_ids(struct perfspy_folder *f, const u32 *ids, u32 nr, u64 weight)
+{
+	u64 h = hash_bytes(ids, (size_t)nr * sizeof(*ids), 0x5bd1e995);
+	struct fold_stack *st;
+	size_t i;
+	u32 v;
+	int err;
+
+	err = rehash(&f->stack_slots, &f->stack_slots_cap, f->nr_stacks,
+		     stack_hash_of, f);
+	if (err)
+		return err;
+	for (i = h & (f->stack_slots_cap - 1); (v = f->stack_slots[i]);
+	     i = (i + 1) & (f->stack_slots_cap - 1)) {
+		st = &f->stacks[v - 1];
+		if (st->hash == h && st->nr == nr &&
+		    !memcmp(f->pool + st->off, ids, (size_t)nr * sizeof(*ids))) {
+			st->count += weight;
+			f->total += weight;
+			return 0;
+		}
+	}
+	if (f->nr_stacks >= UINT32_MAX - 1)
+		return -ENOMEM;
+	err = ensure_mem((void **)&f->stacks, &f->cap_stacks, sizeof(*f->stacks),
+			 f->nr_stacks + 1);
+	if (!err)
+		err = ensure_mem((void **)&f->pool, &f->pool_cap, sizeof(*f->pool),
+				 f->pool_len + nr);
+	if (err)
+		return err;
+	st = &f->stacks[f->nr_stacks];
+	st->hash = h;
+	st->count = weight;
+	st->off = f->pool_len;
+	st->nr = nr;
+	memcpy(f->pool + f->pool_len, ids, (size_t)nr * sizeof(*ids));
+	f->pool_len += nr;
+	f->stack_slots[i] = (u32)(++f->nr_stacks);
+	f->total += weight;
+	return 0;
+}
+
+PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
+				    const char *const *frames, size_t nr,
+				    uint64_t weight)
+{
+	u32 stack_ids[64], *ids = stack_ids;
+	size_t i;
+	int err;
+
+	if (nr > UINT32_MAX)
+		return -EINVAL;
+	if (nr > ARRAY_SIZE(stack_ids)) {
+		ids = xreallocarray(NULL, nr, sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++) {
+		ids[i] = fold_intern_str(f, frames[i]);
+		if (ids[i] == FOLD_NO_ID) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = fold_add_ids(f, ids, (u32)nr, weight);
+out:
+	if (ids != stack_ids)
+		free(ids);
+	return err;
+}
+
+PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f)
+{
+	return f->nr_stacks;
+}
+
+PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f)
+{
+	return f->total;
+}
+
+struct line {
+	const char *s;
+	size_t len;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->s, y->s, n); /* unsigned bytes: locale-free */
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Render every stack as its line into one buffer. */
+static int render(const struct perfspy_folder *f, char **bufp,
+		  struct line *lines)
+{
+	size_t total = 0, i, j, pos = 0;
+	char *buf;
+
+	for (i = 0; i < f->nr_stacks; i++) {
+		const struct fold_stack *st = &f->stacks[i];
+
+		total += 24 + st->nr;
+		for (j = 0; j < st->nr; j++)
+			total += f->name_lens[f->pool[st->off + j]];
+	}
+	buf = malloc(total + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < f->nr_stacks; i++) {
+		const struct fold_stack *st = &f->stacks[i];
+
+		lines[i].s = buf + pos;
+		for (j = 0; j < st->nr; j++) {
+			u32 id = f->pool[st->off + j];
+
+			if (j)
+				buf[pos++] = ';';
+			memcpy(buf + pos, f->names[id], f->name_lens[id]);
+			pos += f->name_lens[id];
+		}
+		pos += (size_t)sprintf(buf + pos, " %llu\n",
+				       (unsigned long long)st->count);
+		lines[i].len = (size_t)(buf + pos - lines[i].s);
+	}
+	*bufp = buf;
+	return 0;
+}
+
+PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
+				      const struct perfspy_write_opts *opts)
+{
+	struct line *lines;
+	char *buf = NULL;
+	size_t i;
+	int err;
+
+	(void)opts;
+	lines = xreallocarray(NULL, f->nr_stacks + 1, sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	err = render(f, &buf, lines);
+	if (err) {
+		free(lines);
+		return err;
+	}
+	qsort(lines, f->nr_stacks, sizeof(*lines), cmp_line);
+	for (i = 0; i < f->nr_stacks && !err; i++)
+		if (fwrite(lines[i].s, 1, lines[i].len, out) != lines[i].len)
+			err = -EIO;
+	free(buf);
+	free(lines);
+	return err;
+}

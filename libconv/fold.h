@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Folding: interned frame strings and stack -> weight aggregation,
+ * written out sorted bytewise so the same input always gives the same
+ * bytes (STYLE.md §1; py-spy writes in hash order, which we do not copy).
+ *
+ * Frames are interned once and referred to by u32 ids; a stack is an id
+ * array kept in one pool. Memory is bounded by unique frames and unique
+ * stacks, not by the number of samples.
+ */
+#ifndef PERFSPY_FOLD_H
+#define PERFSPY_FOLD_H
+
+#include "perfspy.h"
+#include "util.h"
+
+#define FOLD_NO_ID UINT32_MAX
+
+/* Intern @len bytes of frame text (';' becomes ':', newlines become
+ * spaces). Returns the id, or FOLD_NO_ID on ENOMEM. */
+u32 fold_intern(struct perfspy_folder *f, const char *s, size_t len);
+
+static inline u32 fold_intern_str(struct perfspy_folder *f, const char *s)
+{
+	return fold_intern(f, s, strlen(s));
+}
+
+/* Add @weight to the stack @ids[0..nr) (root first). 0 or -ENOMEM. */
+int fold_add_ids(struct perfspy_folder *f, const u32 *ids, u32 nr, u64 weight);
+
+/* The text of an interned frame. */
+const char *fold_name(const struct perfspy_folder *f, u32 id);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The machine model: processes, threads and their executable maps as
+ * COMM, FORK, EXIT, MMAP and MMAP2 records describe them, applied in time
+ * order so each sample sees the maps that existed when it was taken.
+ *
+ * Invariants: a process's maps are sorted by start and never overlap (a
+ * new map cuts the parts of older ones it covers, as mmap(2) does); only
+ * executable maps are kept (samples and return addresses point into
+ * code). DSOs are shared by all processes through the sym_ctx, so a
+ * library is opened once however many processes map it
+ * (reference/anchors-and-speed.md B.5 point 3).
+ */
+#ifndef PERFSPY_MACHINE_H
+#define PERFSPY_MACHINE_H
+
+#include "record.h"
+#include "symbols.h"
+
+enum map_kind {
+	MAP_FILE,   /* an ELF file (maybe not found) */
+	MAP_ANON,   /* //anon exec memory: JIT code, /tmp/perf-PID.map */
+	MAP_VDSO,   /* [vdso], [vsyscall] */
+	MAP_OTHER,  /* other pseudo names ([heap], memfd: ...) */
+};
+
+struct mach_map {
+	u64 start, end, pgoff;
+	struct sym_dso *dso; /* MAP_FILE only */
+	const char *name;    /* as recorded */
+	const char *short_name; /* basename-like name for frames */
+	u8 kind;
+};
+
+struct mach_proc {
+	s32 pid;
+	struct mach_map *maps;
+	size_t nr_maps, cap_maps;
+};
+
+struct mach_thread {
+	s32 pid, tid;
+	const char *comm;
+	u64 nr_samples;
+	bool seen; /* had a sample, COMM or FORK of its own */
+};
+
+struct mach_bid {
+	const char *filename;
+	u8 size;
+	u8 id[20];
+};
+
+struct machine {
+	struct sym_ctx *sym;
+	const struct log_sink *log;
+	struct arena strs;
+
+	struct mach_proc **procs; /* hash by pid */
+	size_t procs_cap, nr_procs;
+	struct mach_thread **threads; /* hash by tid */
+	size_t threads_cap, nr_threads;
+
+	struct mach_bid *bids; /* build ids by filename, hashed */
+	size_t bids_cap, nr_bids;
+
+	u64 kernel_text; /* runtime address of _text, 0 if unknown */
+	bool kernel_syms_checked;
+	bool kernel_syms_ok;
+};
+
+int mach_init(struct machine *m, struct sym_ctx *sym, const struct log_sink *log);
+void mach_free(struct machine *m);
+
+/* Remember a build id for a file name (BUILD_ID feature, HEADER_BUILD_ID
+ * records); maps created later use it. */
+int mach_add_build_id(struct machine *m, const char *filename, const u8 *id,
+		      u8 size);
+
+int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode);
+int mach_comm(struct machine *m, const struct rec_comm *c);
+int mach_fork(struct machine *m, const struct rec_fork *f);
+
+/* The thread for (pid, tid), created if new. NULL only on ENOMEM. */
+struct mach_thread *mach_thread(struct machine *m, s32 pid, s32 tid);
+
+/* The map of @pid containing @addr, or NULL. */
+const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);
+
+/* Whether kernel addresses can be symbolized with this machine's
+ * kallsyms (checked once). */
+bool mach_kernel_syms(struct machine *m);
+
+/* Threads sorted by (pid, tid) into a new array the caller frees. */
+int mach_sorted_threads(struct machine *m, struct mach_thread ***out,
+			size_t *nr);
+
+#endif

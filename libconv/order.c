@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Round-based time ordering (see order.h). Equal timestamps keep arrival
+ * order, as perf's ordered_events queue does.
+ */
+#include "order.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+void ord_init(struct order *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void ord_free(struct order *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		if (o->heap[i].owned)
+			free((void *)o->heap[i].hdr);
+	free(o->heap);
+	ord_init(o);
+}
+
+static bool ent_less(const struct ord_ent *a, const struct ord_ent *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+int ord_push(struct order *o, const struct rd_rec *rec, u64 time)
+{
+	struct ord_ent e = { time, o->seq++, rec->hdr, rec->offset, false };
+	size_t i;
+	int err;
+
+	err = ensure_mem((void **)&o->heap, &o->cap, sizeof(*o->heap), o->n + 1);
+	if (err)
+		return err;
+	if (rec->volatile_) {
+		u16 size = get_u16(&rec->hdr->size);
+		void *copy = malloc(size);
+
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, rec->hdr, size);
+		e.hdr = copy;
+		e.owned = true;
+		o->owned_bytes += size;
+	}
+	if (time > o->max_time)
+		o->max_time = time;
+	i = o->n++;
+	while (i && ent_less(&e, &o->heap[(i - 1) / 2])) {
+		o->heap[i] = o->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	o->heap[i] = e;
+	return 0;
+}
+
+u64 ord_round(struct order *o)
+{
+	u64 limit = o->round_limit;
+
+	o->round_limit = o->max_time;
+	return limit;
+}
+
+int ord_pop(struct order *o, u64 limit, struct ord_ent *out)
+{
+	struct ord_ent last;
+	size_t i = 0, c;
+
+	if (!o->n || o->heap[0].time > limit)
+		return 0;
+	*out = o->heap[0];
+	last = o->heap[--o->n];
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= o->n)
+			break;
+		if (c + 1 < o->n && ent_less(&o->heap[c + 1], &o->heap[c]))
+			c++;
+		if (!ent_less(&o->heap[c], &last))
+			break;
+		o->heap[i] = o->heap[c];
+		i = c;
+	}
+	if (o->n)
+		o->heap[i] = last;
+	if (out->time > o->flushed_upto)
+		o->flushed_upto = out->time;
+	return 1;
+}
+
+void ord_done(struct order *o, struct ord_ent *e)
+{
+	if (e->owned) {
+		o->owned_bytes -= get_u16(&e->hdr->size);
+		free((void *)e->hdr);
+		e->owned = false;
+	}
+}
+
+u64 ord_min_offset(const struct order *o)
+{
+	u64 m = UINT64_MAX;
+	size_t i;
+
+	/* Linear, but only called every few MB of input. */
+	for (i = 0; i < o->n; i++)
+		if (!o->heap[i].owned && o->heap[i].offset < m)
+			m = o->heap[i].offset;
+	return m;
+}

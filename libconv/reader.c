@@ -1,0 +1,1092 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf.data container reader.
+ *
+ * Input is either a memory image (a regular file mapped read-only, a
+ * buffer, or a stream in file layout slurped into memory) or a stream in
+ * pipe layout read through a growing buffer. Everything is read through
+ * bounds-checked helpers: a header, section or record that lies about its
+ * size costs at most that record, and never a read past the input.
+ *
+ * Invariants:
+ * - rd->pos is the offset of the next record; records never straddle
+ *   rd->data_end in file mode (perf writes whole records).
+ * - Evsels are created from the attr section (file mode) or HEADER_ATTR
+ *   records (pipe mode) and never move after the first record is handed
+ *   out, except in pipe mode where HEADER_ATTR precedes every sample.
+ *
+ * Layout facts: reference/perf-data-format.md §1.1-§1.8.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "perfspy.h"
+#include "tracing.h"
+
+#define PERF_MAGIC2 0x32454c4946524550ULL    /* "PERFILE2" */
+#define PERF_MAGIC2_SW 0x50455246494c4532ULL /* byte-swapped */
+#define PERF_MAGIC1 0x454c494646524550ULL    /* "PERFFILE", v1 */
+#define FILE_HEADER_SIZE 104
+#define PIPE_HEADER_SIZE 16
+#define ATTR_VER0 64
+#define RELEASE_STEP (64u << 20)
+
+static int rd_error(struct rd *rd, int err, u64 off, const char *what)
+{
+	log_msg(rd->log, LOG_ERROR, "%s: %s at offset %llu", rd->name, what,
+		(unsigned long long)off);
+	return err;
+}
+
+/* ---------------------------------------------------------------- ids */
+
+static int id_insert(struct rd *rd, u64 id, u32 idx)
+{
+	size_t i, mask;
+
+	if (!id)
+		return 0; /* id 0 always means the first event */
+	if ((rd->id_count + 1) * 2 > rd->id_cap) {
+		size_t ncap = rd->id_cap ? rd->id_cap * 2 : 64, j;
+		u64 *keys = calloc(ncap, sizeof(*keys));
+		u32 *vals = calloc(ncap, sizeof(*vals));
+
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -ENOMEM;
+		}
+		for (j = 0; j < rd->id_cap; j++) {
+			if (!rd->id_keys[j])
+				continue;
+			i = hash_mix(rd->id_keys[j]) & (ncap - 1);
+			while (keys[i])
+				i = (i + 1) & (ncap - 1);
+			keys[i] = rd->id_keys[j];
+			vals[i] = rd->id_vals[j];
+		}
+		free(rd->id_keys);
+		free(rd->id_vals);
+		rd->id_keys = keys;
+		rd->id_vals = vals;
+		rd->id_cap = ncap;
+	}
+	mask = rd->id_cap - 1;
+	for (i = hash_mix(id) & mask; rd->id_keys[i]; i = (i + 1) & mask) {
+		if (rd->id_keys[i] == id) {
+			rd->id_vals[i] = idx;
+			return 0;
+		}
+	}
+	rd->id_keys[i] = id;
+	rd->id_vals[i] = idx;
+	rd->id_count++;
+	return 0;
+}
+
+static struct rd_evsel *id_lookup(struct rd *rd, u64 id)
+{
+	size_t i, mask;
+
+	if (!id || !rd->id_cap)
+		return rd->nr_evsels ? &rd->evsels[0] : NULL;
+	mask = rd->id_cap - 1;
+	for (i = hash_mix(id) & mask; rd->id_keys[i]; i = (i + 1) & mask)
+		if (rd->id_keys[i] == id)
+			return &rd->evsels[rd->id_vals[i]];
+	return NULL;
+}
+
+/* ------------------------------------------------------------- evsels */
+
+/* Where the id sits in samples and in sample_id trailers
+ * (__perf_evsel__calc_id_pos/__calc_is_pos, tools/perf/util/evsel.c). */
+static void evsel_calc_pos(struct rd_evsel *ev)
+{
+	u64 t = ev->attr.sample_type;
+	int pos;
+
+	if (t & PERF_SAMPLE_IDENTIFIER) {
+		ev->id_pos = 0;
+		ev->is_pos = 1;
+	} else if (t & PERF_SAMPLE_ID) {
+		pos = 0;
+		pos += !!(t & PERF_SAMPLE_IP);
+		pos += !!(t & PERF_SAMPLE_TID);
+		pos += !!(t & PERF_SAMPLE_TIME);
+		pos += !!(t & PERF_SAMPLE_ADDR);
+		ev->id_pos = pos;
+		pos = 1;
+		pos += !!(t & PERF_SAMPLE_CPU);
+		pos += !!(t & PERF_SAMPLE_STREAM_ID);
+		ev->is_pos = pos;
+	} else {
+		ev->id_pos = -1;
+		ev->is_pos = -1;
+	}
+	ev->id_hdr_size = 0;
+	if (ev->attr.sample_id_all)
+		ev->id_hdr_size = 8 * __builtin_popcountll(t &
+			(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_IDENTIFIER));
+}
+
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses",
+	"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+	"stalled-cycles-backend", "ref-cycles",
+};
+
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches",
+	"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+	"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+};
+
+/* perf's default name for an event nobody named (evsel__name()). */
+static const char *default_name(struct rd *rd, const struct rd_evsel *ev)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	const char *n;
+
+	if (a->type == PERF_TYPE_HARDWARE && a->config < ARRAY_SIZE(hw_names))
+		return hw_names[a->config];
+	if (a->type == PERF_TYPE_SOFTWARE && a->config < ARRAY_SIZE(sw_names))
+		return sw_names[a->config];
+	if (a->type == PERF_TYPE_TRACEPOINT && rd->trace) {
+		n = trace_info_event_name(rd->trace, a->config);
+		if (n)
+			return n;
+	}
+	n = arena_printf(&rd->strs, "%s%u:0x%llx",
+			 a->type == PERF_TYPE_RAW ? "raw" : "type", a->type,
+			 (unsigned long long)a->config);
+	return n ? n : "unknown";
+}
+
+static void name_evsels(struct rd *rd)
+{
+	size_t i;
+
+	for (i = 0; i < rd->nr_evsels; i++)
+		if (!rd->evsels[i].name_from_desc)
+			rd->evsels[i].name = default_name(rd, &rd->evsels[i]);
+}
+
+/* Add an evsel from @len attr bytes (copied zero-extended; a bigger attr
+ * from a newer perf is cut, not rejected: reference §1.2). */
+static int add_evsel(struct rd *rd, const u8 *attr, size_t len)
+{
+	struct rd_evsel *ev;
+	int err;
+
+	err = ensure_mem((void **)&rd->evsels, &rd->cap_evsels,
+			 sizeof(*rd->evsels), rd->nr_evsels + 1);
+	if (err)
+		return err;
+	ev = &rd->evsels[rd->nr_evsels++];
+	memset(ev, 0, sizeof(*ev));
+	memcpy(&ev->attr, attr, len < sizeof(ev->attr) ? len : sizeof(ev->attr));
+	evsel_calc_pos(ev);
+	ev->name = "";
+	if (rd->nr_evsels > 1 &&
+	    ev->attr.sample_type != rd->evsels[0].attr.sample_type)
+		rd->same_sample_type = false;
+	return 0;
+}
+
+/* ----------------------------------------------------------- features */
+
+/* A perf string: u32 len, then len bytes (NUL-padded; header.c
+ * do_read_string). */
+static const char *read_string(struct rd *rd, struct cur *c)
+{
+	u32 len = cur_u32(c);
+	const char *p = cur_take(c, len);
+
+	if (!p)
+		return NULL;
+	return arena_strndup(&rd->strs, p, strnlen(p, len));
+}
+
+static int feat_event_desc(struct rd *rd, struct cur *c)
+{
+	u32 nr = cur_u32(c), asz = cur_u32(c), i, nr_ids;
+	const char *name;
+
+	if (c->bad || asz < ATTR_VER0)
+		return 0;
+	for (i = 0; i < nr && !c->bad; i++) {
+		cur_skip(c, asz);
+		nr_ids = cur_u32(c);
+		name = read_string(rd, c);
+		if (!name)
+			return c->bad ? 0 : -ENOMEM;
+		if (nr_ids > cur_left(c) / 8)
+			break;
+		cur_skip(c, (size_t)nr_ids * 8);
+		/* EVENT_DESC lists the events in attr order. */
+		if (i < rd->nr_evsels) {
+			rd->evsels[i].name = name;
+			rd->evsels[i].name_from_desc = true;
+		}
+	}
+	return 0;
+}
+
+static int feat_build_ids(struct rd *rd, struct cur *c)
+{
+	while (cur_left(c) >= 8) {
+		u16 size = get_u16(c->p + 6);
+		struct rd_build_id bid;
+		int err;
+
+		if (size < 8 || size > cur_left(c))
+			break;
+		err = rd_parse_build_id(rd, c->p, size, &bid);
+		if (err == -ENOMEM)
+			return err;
+		if (!err) {
+			err = ensure_mem((void **)&rd->build_ids,
+					 &rd->cap_build_ids,
+					 sizeof(*rd->build_ids),
+					 rd->nr_build_ids + 1);
+			if (err)
+				return err;
+			rd->build_ids[rd->nr_build_ids++] = bid;
+		}
+		cur_skip(c, size);
+	}
+	return 0;
+}
+
+static int feat_cmdline(struct rd *rd, struct cur *c)
+{
+	u32 nr = cur_u32(c), i;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int err = 0;
+
+	for (i = 0; i < nr && !c->bad; i++) {
+		const char *s = read_string(rd, c);
+		size_t n;
+
+		if (!s)
+			break;
+		n = strlen(s);
+		err = ensure_mem((void **)&buf, &cap, 1, len + n + 2);
+		if (err)
+			break;
+		if (len)
+			buf[len++] = ' ';
+		memcpy(buf + len, s, n + 1);
+		len += n;
+	}
+	if (buf && !err) {
+		rd->cmdline = arena_strdup(&rd->strs, buf);
+		if (!rd->cmdline)
+			err = -ENOMEM;
+	}
+	free(buf);
+	return err;
+}
+
+static int parse_trace(struct rd *rd, const u8 *p, size_t len)
+{
+	size_t used = 0;
+	int err;
+
+	if (rd->trace)
+		return 0;
+	err = trace_info_parse(p, len, rd->log, &rd->trace, &used);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		pr_warn(rd->log, "%s: tracing data unreadable, tracepoints are unnamed",
+			rd->name);
+	name_evsels(rd);
+	return 0;
+}
+
+/* Decode one feature payload (header.c process_* functions). */
+static int process_feature(struct rd *rd, int bit, const u8 *p, size_t len)
+{
+	struct cur c;
+
+	cur_init(&c, p, len);
+	switch (bit) {
+	case FEAT_TRACING_DATA:
+		return parse_trace(rd, p, len);
+	case FEAT_BUILD_ID:
+		return feat_build_ids(rd, &c);
+	case FEAT_HOSTNAME:
+		rd->hostname = read_string(rd, &c);
+		break;
+	case FEAT_OSRELEASE:
+		rd->os_release = read_string(rd, &c);
+		break;
+	case FEAT_VERSION:
+		rd->version = read_string(rd, &c);
+		break;
+	case FEAT_ARCH:
+		rd->arch = read_string(rd, &c);
+		break;
+	case FEAT_CPUDESC:
+		rd->cpu_desc = read_string(rd, &c);
+		break;
+	case FEAT_CPUID:
+		rd->cpuid = read_string(rd, &c);
+		break;
+	case FEAT_NRCPUS:
+		rd->nr_cpus_avail = cur_u32(&c);
+		rd->nr_cpus_online = cur_u32(&c);
+		break;
+	case FEAT_TOTAL_MEM:
+		rd->total_mem = cur_u64(&c);
+		break;
+	case FEAT_CMDLINE:
+		return feat_cmdline(rd, &c);
+	case FEAT_EVENT_DESC:
+		return feat_event_desc(rd, &c);
+	case FEAT_SAMPLE_TIME:
+		rd->sample_time_first = cur_u64(&c);
+		rd->sample_time_last = cur_u64(&c);
+		break;
+	case FEAT_COMPRESSED:
+		rd->compressed = true;
+		break;
+	default:
+		break;
+	}
+	if (bit < FEAT_LAST)
+		rd->feat_bits[bit / 64] |= 1ULL << (bit % 64);
+	return 0;
+}
+
+/* File mode: the feature index follows the data section, one
+ * {offset, size} per set bit in ascending bit order
+ * (perf_header__process_sections, header.c). */
+static int read_features(struct rd *rd, const u64 bits[4], u64 index_off)
+{
+	u64 off = index_off;
+	int bit, err;
+
+	for (bit = 0; bit < 256; bit++) {
+		u64 foff, fsize;
+
+		if (!(bits[bit / 64] & (1ULL << (bit % 64))))
+			continue;
+		if (off > rd->mem_len || rd->mem_len - off < 16) {
+			pr_warn(rd->log, "%s: feature index cut short at offset %llu",
+				rd->name, (unsigned long long)off);
+			return 0;
+		}
+		foff = get_u64(rd->mem + off);
+		fsize = get_u64(rd->mem + off + 8);
+		off += 16;
+		if (foff > rd->mem_len || fsize > rd->mem_len - foff) {
+			pr_warn(rd->log, "%s: feature %d lies outside the file (offset %llu)",
+				rd->name, bit, (unsigned long long)(off - 16));
+			continue;
+		}
+		err = process_feature(rd, bit, rd->mem + foff, fsize);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- file header */
+
+static int read_attrs(struct rd *rd, u64 attr_size, u64 off, u64 size)
+{
+	u64 n, i, j;
+	int err;
+
+	if (attr_size < ATTR_VER0 + 16 || off > rd->mem_len ||
+	    size > rd->mem_len - off)
+		return rd_error(rd, -PERFSPY_E_FORMAT, 16, "bad attr section");
+	n = size / attr_size;
+	if (!n)
+		return rd_error(rd, -PERFSPY_E_FORMAT, 24, "no events in attr section");
+	for (i = 0; i < n; i++) {
+		const u8 *e = rd->mem + off + i * attr_size;
+		u64 ids_off = get_u64(e + attr_size - 16);
+		u64 ids_size = get_u64(e + attr_size - 8);
+
+		err = add_evsel(rd, e, attr_size - 16);
+		if (err)
+			return err;
+		if (ids_off > rd->mem_len || ids_size > rd->mem_len - ids_off) {
+			pr_warn(rd->log, "%s: ids of event %llu lie outside the file",
+				rd->name, (unsigned long long)i);
+			continue;
+		}
+		for (j = 0; j + 8 <= ids_size; j += 8) {
+			err = id_insert(rd, get_u64(rd->mem + ids_off + j), (u32)i);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int read_file_header(struct rd *rd)
+{
+	const u8 *h = rd->mem;
+	u64 hsize = get_u64(h + 8), attr_size, bits[4] = { 0 };
+	u64 data_off, data_size;
+	int err;
+
+	if (hsize < 72 || rd->mem_len < hsize)
+		return rd_error(rd, -PERFSPY_E_FORMAT, 8, "bad header size");
+	attr_size = get_u64(h + 16);
+	data_off = get_u64(h + 40);
+	data_size = get_u64(h + 48);
+	if (hsize >= FILE_HEADER_SIZE)
+		memcpy(bits, h + 72, sizeof(bits));
+	rd->header_size = hsize;
+	err = read_attrs(rd, attr_size, get_u64(h + 24), get_u64(h + 32));
+	if (err)
+		return err;
+	if (data_off > rd->mem_len)
+		return rd_error(rd, -PERFSPY_E_TRUNCATED, 40,
+				"data section starts past the end of the file");
+	rd->data_offset = data_off;
+	rd->data_size = data_size;
+	if (!data_size) {
+		/* perf record did not finish: records run to EOF, and the
+		 * feature index was never written. */
+		pr_warn(rd->log, "%s: data size is 0 (perf record did not exit cleanly?), reading to the end",
+			rd->name);
+		rd->data_end = rd->mem_len;
+	} else if (data_size > rd->mem_len - data_off) {
+		pr_warn(rd->log, "%s: data section runs past the end of the file (truncated at offset %zu)",
+			rd->name, rd->mem_len);
+		rd->data_end = rd->mem_len;
+		rd->truncated = true;
+		rd->truncated_at = rd->mem_len;
+	} else {
+		rd->data_end = data_off + data_size;
+		err = read_features(rd, bits, data_off + data_size);
+		if (err)
+			return err;
+	}
+	name_evsels(rd);
+	rd->pos = rd->data_offset;
+	return 0;
+}
+
+/* Common header check on the first 16 bytes. Returns the header size
+ * field (16 for pipe mode) or a negative error. */
+static s64 check_magic(struct rd *rd, const u8 *h, size_t len)
+{
+	u64 magic;
+
+	if (len == 0)
+		return rd_error(rd, -PERFSPY_E_FORMAT, 0, "empty file");
+	if (len < PIPE_HEADER_SIZE)
+		return rd_error(rd, -PERFSPY_E_FORMAT, 0, "file too short for a perf.data header");
+	magic = get_u64(h);
+	if (magic == PERF_MAGIC2_SW)
+		return rd_error(rd, -PERFSPY_E_ENDIAN, 0,
+				"perf.data written on a machine of the other byte order");
+	if (magic == PERF_MAGIC1)
+		return rd_error(rd, -PERFSPY_E_UNSUPPORTED, 0,
+				"perf.data version 1 (PERFFILE) is not supported");
+	if (magic != PERF_MAGIC2)
+		return rd_error(rd, -PERFSPY_E_FORMAT, 0, "not a perf.data file (bad magic)");
+	return (s64)get_u64(h + 8);
+}
+
+static void rd_init(struct rd *rd, const struct rd_opts *opts)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->fd = -1;
+	rd->log = opts ? opts->log : NULL;
+	rd->name = opts && opts->name ? opts->name : "perf.data";
+	rd->same_sample_type = true;
+	arena_init(&rd->strs);
+}
+
+static int rd_start_mem(struct rd *rd)
+{
+	s64 hsize = check_magic(rd, rd->mem, rd->mem_len);
+
+	if (hsize < 0)
+		return (int)hsize;
+	rd->file_size = rd->mem_len;
+	if (hsize == PIPE_HEADER_SIZE) {
+		rd->pipe_mode = true;
+		rd->header_size = PIPE_HEADER_SIZE;
+		rd->data_offset = PIPE_HEADER_SIZE;
+		rd->data_end = rd->mem_len;
+		rd->pos = PIPE_HEADER_SIZE;
+		return 0;
+	}
+	return read_file_header(rd);
+}
+
+int rd_open_mem(struct rd *rd, const void *buf, size_t len,
+		const struct rd_opts *opts)
+{
+	int err;
+
+	rd_init(rd, opts);
+	rd->mem = buf;
+	rd->mem_len = len;
+	err = rd_start_mem(rd);
+	if (err)
+		rd_close(rd);
+	return err;
+}
+
+/* Read up to @n bytes from the stream fd into @dst; returns bytes read
+ * (short only at EOF) or -errno. */
+static ssize_t read_full(int fd, u8 *dst, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, dst + got, n - got);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* A file-layout perf.data on a stream: read it all, then treat it as
+ * memory (features sit after the data, so it cannot be streamed). */
+static int slurp_stream(struct rd *rd, const u8 *head, size_t hlen)
+{
+	size_t cap = 1 << 20, len = hlen;
+	u8 *buf = malloc(cap), *nb;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, head, hlen);
+	for (;;) {
+		size_t want;
+
+		if (len == cap) {
+			if (cap > SIZE_MAX / 2 || !(nb = realloc(buf, cap * 2))) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		want = cap - len;
+		r = read_full(rd->fd, buf + len, want);
+		if (r < 0) {
+			free(buf);
+			return (int)r;
+		}
+		len += (size_t)r;
+		if ((size_t)r < want)
+			break;
+	}
+	rd->mem_owned = buf;
+	rd->mem = buf;
+	rd->mem_len = len;
+	rd->fd = -1;
+	return rd_start_mem(rd);
+}
+
+static int rd_open_stream(struct rd *rd)
+{
+	u8 head[PIPE_HEADER_SIZE];
+	ssize_t r = read_full(rd->fd, head, sizeof(head));
+	s64 hsize;
+
+	if (r < 0)
+		return (int)r;
+	hsize = check_magic(rd, head, (size_t)r);
+	if (hsize < 0)
+		return (int)hsize;
+	if (hsize != PIPE_HEADER_SIZE)
+		return slurp_stream(rd, head, (size_t)r);
+	rd->pipe_mode = true;
+	rd->header_size = PIPE_HEADER_SIZE;
+	rd->data_offset = PIPE_HEADER_SIZE;
+	rd->data_end = UINT64_MAX;
+	rd->pos = PIPE_HEADER_SIZE;
+	return 0;
+}
+
+int rd_open_fd(struct rd *rd, int fd, const struct rd_opts *opts)
+{
+	struct stat st;
+	void *map;
+	int err;
+
+	rd_init(rd, opts);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		if (st.st_size == 0)
+			return rd_error(rd, -PERFSPY_E_FORMAT, 0, "empty file");
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			return -errno;
+		madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+		rd->mem = map;
+		rd->mem_len = (size_t)st.st_size;
+		rd->mem_is_map = true;
+		err = rd_start_mem(rd);
+	} else {
+		rd->fd = fd;
+		err = rd_open_stream(rd);
+	}
+	if (err)
+		rd_close(rd);
+	return err;
+}
+
+void rd_close(struct rd *rd)
+{
+	if (rd->mem_is_map && rd->mem)
+		munmap((void *)rd->mem, rd->mem_len);
+	free(rd->mem_owned);
+	free(rd->sbuf);
+	free(rd->evsels);
+	free(rd->id_keys);
+	free(rd->id_vals);
+	free(rd->build_ids);
+	free(rd->zbuf);
+	if (rd->zds)
+		ZSTD_freeDStream(rd->zds);
+	trace_info_free(rd->trace);
+	arena_free(&rd->strs);
+	memset(rd, 0, sizeof(*rd));
+	rd->fd = -1;
+}
+
+int rd_rewind(struct rd *rd)
+{
+	if (rd->fd >= 0) {
+		if (rd->consumed || rd->pos != rd->data_offset)
+			return -PERFSPY_E_CONSUMED;
+		return 0;
+	}
+	/* Metadata records (pipe layout) were taken in on the first pass. */
+	if (rd->pos != rd->data_offset)
+		rd->meta_done = true;
+	rd->pos = rd->data_offset;
+	rd->zlen = rd->zpos = 0;
+	if (rd->zds)
+		ZSTD_initDStream(rd->zds);
+	return 0;
+}
+
+void rd_release_before(struct rd *rd, u64 off)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	u64 end;
+
+	if (!rd->mem_is_map || off < rd->advised + RELEASE_STEP || pg <= 0)
+		return;
+	end = off & ~((u64)pg - 1);
+	if (end > rd->mem_len)
+		end = rd->mem_len & ~((u64)pg - 1);
+	/* A read-only private file mapping: dropping pages only drops our
+	 * RSS; touching them again re-reads the page cache. */
+	if (end > rd->advised)
+		madvise((void *)(rd->mem + rd->advised), end - rd->advised,
+			MADV_DONTNEED);
+	rd->advised = end;
+}
+
+/* ------------------------------------------------------------ records */
+
+/* Pointer to @n bytes at rd->pos, or NULL at the end of the input. In
+ * stream mode the view lives until the next call. */
+static const u8 *rd_peek(struct rd *rd, u64 n, int *err)
+{
+	ssize_t r;
+
+	*err = 0;
+	if (rd->fd < 0) {
+		if (rd->pos > rd->data_end || n > rd->data_end - rd->pos)
+			return NULL;
+		return rd->mem + rd->pos;
+	}
+	if (rd->sbuf_len - rd->sbuf_pos >= n)
+		return rd->sbuf + rd->sbuf_pos;
+	if (n > (64ULL << 30)) /* nothing sane is that large */
+		return NULL;
+	memmove(rd->sbuf, rd->sbuf + rd->sbuf_pos, rd->sbuf_len - rd->sbuf_pos);
+	rd->sbuf_len -= rd->sbuf_pos;
+	rd->sbuf_pos = 0;
+	if (rd->stream_eof)
+		return NULL;
+	*err = ensure_mem((void **)&rd->sbuf, &rd->sbuf_cap, 1,
+			  n > 256 * 1024 ? n : 256 * 1024);
+	if (*err)
+		return NULL;
+	r = read_full(rd->fd, rd->sbuf + rd->sbuf_len, rd->sbuf_cap - rd->sbuf_len);
+	if (r < 0) {
+		*err = (int)r;
+		return NULL;
+	}
+	rd->sbuf_len += (size_t)r;
+	if (rd->sbuf_len < rd->sbuf_cap)
+		rd->stream_eof = true;
+	return rd->sbuf_len >= n ? rd->sbuf : NULL;
+}
+
+static void rd_advance(struct rd *rd, u64 n)
+{
+	rd->pos += n;
+	if (rd->fd >= 0)
+		rd->sbuf_pos += (size_t)n;
+}
+
+/* Skip @n bytes of payload after a record (TRACING_DATA, AUXTRACE). */
+static int rd_skip(struct rd *rd, u64 n)
+{
+	int err = 0;
+
+	if (rd->fd < 0) {
+		if (rd->pos > rd->data_end || n > rd->data_end - rd->pos) {
+			rd->pos = rd->data_end;
+			return -PERFSPY_E_TRUNCATED;
+		}
+		rd->pos += n;
+		return 0;
+	}
+	while (n) {
+		u64 chunk = n < (1 << 20) ? n : (1 << 20);
+
+		if (!rd_peek(rd, chunk, &err))
+			return err ? err : -PERFSPY_E_TRUNCATED;
+		rd_advance(rd, chunk);
+		n -= chunk;
+	}
+	return 0;
+}
+
+static int mark_truncated(struct rd *rd, u64 off)
+{
+	if (!rd->truncated) {
+		rd->truncated = true;
+		rd->truncated_at = off;
+		pr_warn(rd->log, "%s: data ends inside a record at offset %llu; using what came before",
+			rd->name, (unsigned long long)off);
+	}
+	return 0;
+}
+
+/* Feed one COMPRESSED record to the stream decoder; output lands after
+ * any partial record left from the previous one (session.c
+ * perf_session__process_compressed_event keeps the same carry-over). */
+static int decompress(struct rd *rd, const u8 *p, size_t len)
+{
+	ZSTD_inBuffer in = { p, len, 0 };
+	size_t left = rd->zlen - rd->zpos, ret;
+	int err;
+
+	if (!rd->zds) {
+		rd->zds = ZSTD_createDStream();
+		if (!rd->zds)
+			return -ENOMEM;
+		ZSTD_initDStream(rd->zds);
+	}
+	memmove(rd->zbuf, rd->zbuf + rd->zpos, left);
+	rd->zlen = left;
+	rd->zpos = 0;
+	while (in.pos < in.size) {
+		ZSTD_outBuffer out;
+
+		err = ensure_mem((void **)&rd->zbuf, &rd->zcap, 1,
+				 rd->zlen + 256 * 1024);
+		if (err)
+			return err;
+		out.dst = rd->zbuf;
+		out.size = rd->zcap;
+		out.pos = rd->zlen;
+		ret = ZSTD_decompressStream(rd->zds, &out, &in);
+		if (ZSTD_isError(ret))
+			return -PERFSPY_E_ZSTD;
+		rd->zlen = out.pos;
+		if (out.pos < out.size && in.pos == in.size)
+			break;
+	}
+	return 0;
+}
+
+/* Next record from the decompressed buffer, if a whole one is there. */
+static int next_decompressed(struct rd *rd, struct rd_rec *rec)
+{
+	size_t left = rd->zlen - rd->zpos;
+	const struct perf_event_header *h;
+	u16 size;
+
+	if (left < sizeof(*h))
+		return 0;
+	h = (const void *)(rd->zbuf + rd->zpos);
+	size = get_u16(&h->size);
+	if (size < sizeof(*h))
+		return rd_error(rd, -PERFSPY_E_FORMAT, rd->zoff,
+				"record of size < 8 inside compressed data");
+	if (size > left)
+		return 0; /* continues in the next COMPRESSED record */
+	rd->zpos += size;
+	rec->hdr = h;
+	rec->offset = rd->zoff;
+	rec->volatile_ = true;
+	return 1;
+}
+
+static int pipe_attr(struct rd *rd, const u8 *p, u16 size)
+{
+	u32 asz;
+	u64 i, n;
+	int err;
+
+	/* {header; attr (attr.size bytes); u64 id[]} - ids start at
+	 * attr + attr.size (perf_event__process_attr, header.c). */
+	if (size < 8 + ATTR_VER0)
+		return rd_error(rd, -PERFSPY_E_FORMAT, rd->pos, "HEADER_ATTR too short");
+	asz = get_u32(p + 8 + offsetof(struct perf_event_attr, size));
+	if (!asz)
+		asz = ATTR_VER0;
+	if (asz > (u32)size - 8)
+		return rd_error(rd, -PERFSPY_E_FORMAT, rd->pos, "HEADER_ATTR attr.size too large");
+	err = add_evsel(rd, p + 8, asz);
+	if (err)
+		return err;
+	n = ((u64)size - 8 - asz) / 8;
+	for (i = 0; i < n; i++) {
+		err = id_insert(rd, get_u64(p + 8 + asz + i * 8),
+				(u32)(rd->nr_evsels - 1));
+		if (err)
+			return err;
+	}
+	rd->evsels[rd->nr_evsels - 1].name = default_name(rd, &rd->evsels[rd->nr_evsels - 1]);
+	return 0;
+}
+
+/* EVENT_UPDATE: {header; u64 type; u64 id; payload}; NAME = 2. */
+static int event_update(struct rd *rd, const u8 *p, u16 size)
+{
+	struct rd_evsel *ev;
+	const char *name;
+
+	if (size < 24 || get_u64(p + 8) != 2)
+		return 0;
+	ev = id_lookup(rd, get_u64(p + 16));
+	if (!ev || ev->name_from_desc)
+		return 0;
+	name = arena_strndup(&rd->strs, (const char *)p + 24,
+			     strnlen((const char *)p + 24, size - 24u));
+	if (!name)
+		return -ENOMEM;
+	ev->name = name;
+	ev->name_from_desc = true;
+	return 0;
+}
+
+/* Handle container records; returns 1 if the record was consumed. */
+static int container_record(struct rd *rd, const u8 *p, u16 size, u32 type)
+{
+	int err = 0;
+
+	switch (type) {
+	case REC_HEADER_ATTR:
+		err = rd->pipe_mode && !rd->meta_done ? pipe_attr(rd, p, size) : 0;
+		break;
+	case REC_HEADER_FEATURE:
+		if (size >= 16 && !rd->meta_done && get_u64(p + 8) < FEAT_LAST &&
+		    get_u64(p + 8) != FEAT_TRACING_DATA)
+			err = process_feature(rd, (int)get_u64(p + 8), p + 16, size - 16u);
+		break;
+	case REC_EVENT_UPDATE:
+		err = event_update(rd, p, size);
+		break;
+	default:
+		return 0;
+	}
+	return err ? err : 1;
+}
+
+/* A record whose payload follows it outside header.size
+ * (reader__read_event "skip", session.c). */
+static void trailing_payload(const u8 *p, u16 size, u32 type, u64 *extra)
+{
+	*extra = 0;
+	if (type == REC_HEADER_TRACING_DATA && size >= 12)
+		*extra = ALIGN8((u64)get_u32(p + 8));
+	else if (type == REC_AUXTRACE && size >= 16)
+		*extra = get_u64(p + 8);
+}
+
+static int tracing_blob(struct rd *rd, u64 len)
+{
+	int err = 0;
+	const u8 *p;
+
+	if (rd->meta_done || rd->trace)
+		return rd_skip(rd, len);
+	p = rd_peek(rd, len, &err);
+	if (!p)
+		return err ? err : -PERFSPY_E_TRUNCATED;
+	err = parse_trace(rd, p, len);
+	if (err)
+		return err;
+	rd_advance(rd, len);
+	return 0;
+}
+
+int rd_next(struct rd *rd, struct rd_rec *rec)
+{
+	const struct perf_event_header *h;
+	const u8 *p;
+	u64 off, extra;
+	u16 size;
+	u32 type;
+	int err;
+
+	for (;;) {
+		err = next_decompressed(rd, rec);
+		if (err)
+			return err;
+		off = rd->pos;
+		p = rd_peek(rd, sizeof(*h), &err);
+		if (!p) {
+			if (err)
+				return err;
+			if (rd->fd >= 0 ? rd->sbuf_len > rd->sbuf_pos : off < rd->data_end)
+				mark_truncated(rd, off);
+			if (rd->fd >= 0)
+				rd->consumed = true;
+			return 0;
+		}
+		h = (const void *)p;
+		size = get_u16(&h->size);
+		type = get_u32(&h->type);
+		if (size < sizeof(*h))
+			return rd_error(rd, -PERFSPY_E_FORMAT, off,
+					"record of size < 8 (corrupt data)");
+		p = rd_peek(rd, size, &err);
+		if (!p) {
+			if (err)
+				return err;
+			mark_truncated(rd, off);
+			if (rd->fd >= 0)
+				rd->consumed = true;
+			return 0;
+		}
+		if (type == REC_AUXTRACE_INFO)
+			/* The samples of such a profile are in the AUX trace,
+			 * which only a hardware trace decoder can turn into
+			 * samples; converting the side band alone would lie. */
+			return rd_error(rd, -PERFSPY_E_UNSUPPORTED, off,
+					"AUX area trace data (Intel PT, CoreSight) is not supported");
+		trailing_payload(p, size, type, &extra);
+		if (type == REC_COMPRESSED) {
+			rd->zoff = off;
+			err = decompress(rd, p + 8, size - 8u);
+			rd_advance(rd, size);
+			if (err)
+				return err == -PERFSPY_E_ZSTD ?
+					rd_error(rd, err, off, "zstd decompression failed") : err;
+			continue;
+		}
+		err = container_record(rd, p, size, type);
+		if (err < 0)
+			return err;
+		if (err > 0) {
+			rd_advance(rd, size);
+			continue;
+		}
+		if (type == REC_HEADER_TRACING_DATA) {
+			rd_advance(rd, size);
+			err = tracing_blob(rd, extra);
+			if (err == -PERFSPY_E_TRUNCATED)
+				return mark_truncated(rd, off);
+			if (err)
+				return err;
+			continue;
+		}
+		rec->hdr = (const void *)p;
+		rec->offset = off;
+		rec->volatile_ = rd->fd >= 0;
+		rd_advance(rd, size);
+		if (extra) {
+			err = rd_skip(rd, extra);
+			if (err == -PERFSPY_E_TRUNCATED)
+				mark_truncated(rd, off);
+			else if (err)
+				return err;
+		}
+		return 1;
+	}
+}
+
+/* ------------------------------------------------------------- lookup */
+
+struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h)
+{
+	const struct rd_evsel *first;
+	u16 size = get_u16(&h->size);
+	u64 off;
+
+	if (rd->nr_evsels <= 1)
+		return rd->nr_evsels ? &rd->evsels[0] : NULL;
+	first = &rd->evsels[0];
+	if (get_u32(&h->type) == PERF_RECORD_SAMPLE) {
+		if (first->id_pos < 0)
+			return &rd->evsels[0];
+		off = 8 + 8 * (u64)first->id_pos;
+	} else {
+		if (!first->attr.sample_id_all || first->is_pos < 0)
+			return &rd->evsels[0];
+		if ((u64)first->is_pos * 8 > (u64)size - 8)
+			return NULL;
+		off = size - 8 * (u64)first->is_pos;
+	}
+	if (off + 8 > size)
+		return NULL;
+	return id_lookup(rd, get_u64((const u8 *)h + off));
+}
+
+/* Build-id entry: {header; s32 pid; u8 build_id[20]; u8 size; u8 r1;
+ * u16 r2; char filename[]} with the filename at offset 36
+ * (perf_header__read_build_ids, header.c). */
+int rd_parse_build_id(struct rd *rd, const u8 *p, size_t len,
+		      struct rd_build_id *out)
+{
+	u16 misc;
+	size_t n;
+
+	if (len < 37)
+		return -PERFSPY_E_BAD_RECORD;
+	misc = get_u16(p + 4);
+	out->pid = (s32)get_u32(p + 8);
+	memcpy(out->id, p + 12, 20);
+	/* PERF_RECORD_MISC_BUILD_ID_SIZE (1 << 15): the size byte is valid;
+	 * older files always hold 20 bytes. */
+	out->size = (misc & (1 << 15)) ? p[32] : 20;
+	if (out->size > 20)
+		out->size = 20;
+	out->cpumode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	n = strnlen((const char *)p + 36, len - 36);
+	out->filename = arena_strndup(&rd->strs, (const char *)p + 36, n);
+	return out->filename ? 0 : -ENOMEM;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf.data container reader: header, attrs, feature sections, pipe-mode
+ * metadata records, PERF_RECORD_COMPRESSED, and the record stream.
+ *
+ * The reader hands out one raw record at a time as a view into its input
+ * (the file mapping, a stream buffer, or the zstd output buffer). It
+ * consumes container records itself (HEADER_ATTR, HEADER_FEATURE,
+ * HEADER_TRACING_DATA, EVENT_UPDATE, COMPRESSED, and AUXTRACE payloads)
+ * and yields everything else. Layout facts: reference/perf-data-format.md
+ * §1 (tools/perf/Documentation/perf.data-file-format.txt).
+ */
+#ifndef PERFSPY_READER_H
+#define PERFSPY_READER_H
+
+#include <linux/perf_event.h>
+
+#include "util.h"
+
+struct trace_info;
+
+/* One event of the file (perf's evsel). */
+struct rd_evsel {
+	struct perf_event_attr attr; /* zero-extended copy */
+	const char *name;	     /* never NULL after rd_open */
+	bool name_from_desc;	     /* EVENT_DESC/EVENT_UPDATE named it */
+	int id_pos;		     /* u64 index of the id in a sample, -1: none */
+	int is_pos;		     /* index from the end in sample_id, -1: none */
+	u32 id_hdr_size;	     /* bytes of the sample_id trailer */
+	u64 nr_samples;
+};
+
+/* Features we decode (bit numbers from tools/perf/util/header.h). */
+enum {
+	FEAT_TRACING_DATA = 1,
+	FEAT_BUILD_ID = 2,
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_VERSION = 5,
+	FEAT_ARCH = 6,
+	FEAT_NRCPUS = 7,
+	FEAT_CPUDESC = 8,
+	FEAT_CPUID = 9,
+	FEAT_TOTAL_MEM = 10,
+	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
+	FEAT_SAMPLE_TIME = 21,
+	FEAT_COMPRESSED = 27,
+	FEAT_LAST = 32, /* HEADER_LAST_FEATURE in 6.1 and 6.12 */
+};
+
+/* A build id from the BUILD_ID feature or a HEADER_BUILD_ID record. */
+struct rd_build_id {
+	s32 pid; /* -1 for the host kernel and user DSOs */
+	u16 cpumode;
+	u8 size;
+	u8 id[20];
+	const char *filename;
+};
+
+/* perf user record types (tools/lib/perf/include/perf/event.h). */
+enum {
+	REC_HEADER_ATTR = 64,
+	REC_HEADER_EVENT_TYPE = 65,
+	REC_HEADER_TRACING_DATA = 66,
+	REC_HEADER_BUILD_ID = 67,
+	REC_FINISHED_ROUND = 68,
+	REC_ID_INDEX = 69,
+	REC_AUXTRACE_INFO = 70,
+	REC_AUXTRACE = 71,
+	REC_AUXTRACE_ERROR = 72,
+	REC_THREAD_MAP = 73,
+	REC_CPU_MAP = 74,
+	REC_EVENT_UPDATE = 78,
+	REC_TIME_CONV = 79,
+	REC_HEADER_FEATURE = 80,
+	REC_COMPRESSED = 81,
+	REC_FINISHED_INIT = 82,
+};
+
+struct rd_opts {
+	const struct log_sink *log;
+	const char *name; /* for messages */
+};
+
+/* A record handed out by rd_next(). */
+struct rd_rec {
+	const struct perf_event_header *hdr; /* hdr->size bytes readable */
+	u64 offset;    /* file offset (of the COMPRESSED record if inside one) */
+	bool volatile_; /* view dies at the next rd_next(); copy to keep it */
+};
+
+struct rd {
+	const char *name;
+	const struct log_sink *log;
+
+	/* Input: either a memory image (mapping or buffer) or a stream. */
+	const u8 *mem;
+	size_t mem_len;
+	bool mem_is_map; /* mmap()ed by us: munmap on close */
+	u8 *mem_owned;	 /* slurped stream: free on close */
+	int fd;		 /* stream fd, or -1 */
+	u8 *sbuf;	 /* stream buffer */
+	size_t sbuf_len, sbuf_pos, sbuf_cap;
+	bool stream_eof;
+	bool consumed; /* a stream that was read through */
+	bool meta_done; /* pipe metadata already taken in (rewound) */
+
+	bool pipe_mode;
+	u64 header_size;
+	u64 data_offset;
+	u64 data_size;
+	u64 data_end; /* where records stop */
+	u64 pos;      /* next record's offset */
+	u64 file_size;
+	u64 advised;  /* mapping released up to here */
+	bool truncated;
+	u64 truncated_at;
+	u64 feat_bits[4];
+
+	struct rd_evsel *evsels;
+	size_t nr_evsels, cap_evsels;
+	u64 *id_keys;	   /* open-addressing id -> evsel index table */
+	u32 *id_vals;
+	size_t id_cap, id_count;
+	bool same_sample_type;
+
+	/* Feature contents. */
+	const char *hostname, *os_release, *version, *arch, *cpu_desc, *cpuid;
+	const char *cmdline;
+	u32 nr_cpus_avail, nr_cpus_online;
+	u64 total_mem;
+	u64 sample_time_first, sample_time_last;
+	struct rd_build_id *build_ids;
+	size_t nr_build_ids, cap_build_ids;
+	struct trace_info *trace;
+	bool compressed;
+
+	/* PERF_RECORD_COMPRESSED state. */
+	void *zds; /* ZSTD_DStream */
+	u8 *zbuf;
+	size_t zlen, zpos, zcap;
+	u64 zoff; /* offset of the COMPRESSED record being drained */
+
+	struct arena strs;
+};
+
+int rd_open_fd(struct rd *rd, int fd, const struct rd_opts *opts);
+int rd_open_mem(struct rd *rd, const void *buf, size_t len,
+		const struct rd_opts *opts);
+void rd_close(struct rd *rd);
+
+/* Start (again) at the first record. -PERFSPY_E_CONSUMED for a stream
+ * that was already read through. */
+int rd_rewind(struct rd *rd);
+
+/*
+ * Next record. Returns 1 with *@rec filled, 0 at the end (a truncated
+ * tail sets rd->truncated), or a negative error for input that cannot be
+ * walked further (a record with size < 8: the stream has no framing left).
+ */
+int rd_next(struct rd *rd, struct rd_rec *rec);
+
+/* Evsel for a sample/non-sample record, per evlist__event2evsel()
+ * (reference §1.2). NULL if the id matches no event. */
+struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h);
+
+/* Index of @ev in rd->evsels. */
+static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev)
+{
+	return (size_t)(ev - rd->evsels);
+}
+
+/* Release pages of a file mapping below @off (keeps RSS bounded). */
+void rd_release_before(struct rd *rd, u64 off);
+
+/* Parse a build-id entry (BUILD_ID feature / HEADER_BUILD_ID record). */
+int rd_parse_build_id(struct rd *rd, const u8 *p, size_t len,
+		      struct rd_build_id *out);
+
+#endif

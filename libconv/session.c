@@ -1,0 +1,882 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Session: the public handle tying reader, ordering, machine model,
+ * symbolizer and folder together for one input.
+ *
+ * One pass (perfspy_session__convert) walks every record: container
+ * records are taken by the reader, kernel records go through the time
+ * ordering queue (order.c), side-band records update the machine model,
+ * and samples of the selected event become folded stacks. Statistics
+ * are kept whatever the filters, so `perfspy info` is the same pass with
+ * no folder.
+ *
+ * Frames are resolved once per (DSO, offset) or kernel address and kept
+ * as interned folder ids in a cache, so the cost per sample is a few hash
+ * lookups (reference/anchors-and-speed.md B.5: unique addresses are a
+ * small share of samples).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fold.h"
+#include "machine.h"
+#include "opts.h"
+#include "order.h"
+#include "perfspy.h"
+
+/* Callchain context markers (enum perf_callchain_context, uapi). */
+#define CTX_MAX ((u64)-4095)
+#define CTX_HV ((u64)-32)
+#define CTX_KERNEL ((u64)-128)
+#define CTX_USER ((u64)-512)
+
+enum fkey_kind { FK_DSO, FK_KERNEL, FK_ANON, FK_NOMAP };
+
+struct fcache_ent {
+	u64 a, b;
+	u32 first; /* into fids */
+	u16 nr;
+	u8 kind;
+	u8 used;
+};
+
+struct perfspy_session {
+	struct rd rd;
+	struct log_sink log;
+	struct sym_ctx *sym;
+	struct machine mach;
+	bool mach_live;
+	char *path;
+	int fd; /* ours to close, or -1 */
+	bool passed;
+
+	struct perfspy_stats stats;
+	u64 nr_samples, nr_records, nr_lost, nr_lost_records, nr_throttle;
+	u64 time_first, time_last;
+	bool mmap_build_ids;
+	struct mach_thread **threads;
+	size_t nr_threads;
+
+	/* Per-conversion state. */
+	struct perfspy_folder *folder;
+	const struct perfspy_convert_opts *copts;
+	int sel_event;
+	struct fcache_ent *fcache;
+	size_t fcache_cap, fcache_n;
+	u32 *fids;
+	size_t nr_fids, cap_fids;
+	u32 *stack;
+	size_t cap_stack;
+	struct timespec last_progress;
+};
+
+static int session_new(const struct perfspy_open_opts *opts,
+		       struct perfspy_session **out)
+{
+	struct perfspy_session *s;
+	struct sym_opts so = { 0 };
+	int err;
+
+	if (!OPTS_VALID(opts, perfspy_open_opts))
+		return -PERFSPY_E_OPTS;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->log.fn = OPTS_GET(opts, log_fn, NULL);
+	s->log.ctx = OPTS_GET(opts, log_ctx, NULL);
+	s->log.level = OPTS_GET(opts, log_level, 0);
+	if (!s->log.level)
+		s->log.level = LOG_WARN;
+	so.symfs = OPTS_GET(opts, symfs, NULL);
+	so.buildid_dir = OPTS_GET(opts, buildid_dir, NULL);
+	so.kallsyms = OPTS_GET(opts, kallsyms, NULL);
+	so.log = &s->log;
+	err = sym_ctx_new(&so, &s->sym);
+	if (err) {
+		free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+static int set_path(struct perfspy_session *s, const struct perfspy_open_opts *opts,
+		    const char *fallback)
+{
+	const char *name = OPTS_GET(opts, display_name, NULL);
+
+	s->path = strdup(name ? name : fallback);
+	return s->path ? 0 : -ENOMEM;
+}
+
+static int open_common(struct perfspy_session *s, int fd, const void *mem,
+		       size_t len)
+{
+	struct rd_opts ro = { .log = &s->log, .name = s->path };
+
+	return mem ? rd_open_mem(&s->rd, mem, len, &ro) :
+		rd_open_fd(&s->rd, fd, &ro);
+}
+
+PERFSPY_API int perfspy_session__open_fd(int fd,
+					 const struct perfspy_open_opts *opts,
+					 struct perfspy_session **out)
+{
+	struct perfspy_session *s;
+	int err = session_new(opts, &s);
+
+	if (err)
+		return err;
+	err = set_path(s, opts, "<fd>");
+	if (!err)
+		err = open_common(s, fd, NULL, 0);
+	if (err) {
+		perfspy_session__close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+PERFSPY_API int perfspy_session__open(const char *path,
+				      const struct perfspy_open_opts *opts,
+				      struct perfspy_session **out)
+{
+	struct perfspy_session *s;
+	int err, fd;
+
+	if (!path || !out)
+		return -EINVAL;
+	if (!strcmp(path, "-")) {
+		PERFSPY_OPTS(perfspy_open_opts, o);
+
+		if (opts && OPTS_VALID(opts, perfspy_open_opts))
+			memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+		o.sz = sizeof(o);
+		if (!o.display_name)
+			o.display_name = "<stdin>";
+		return perfspy_session__open_fd(STDIN_FILENO, &o, out);
+	}
+	err = session_new(opts, &s);
+	if (err)
+		return err;
+	err = set_path(s, opts, path);
+	if (err)
+		goto fail;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		log_msg(&s->log, LOG_ERROR, "%s: cannot open: %s", path, strerror(errno));
+		goto fail;
+	}
+	s->fd = fd;
+	err = open_common(s, fd, NULL, 0);
+	if (err)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	perfspy_session__close(s);
+	return err;
+}
+
+PERFSPY_API int perfspy_session__open_mem(const void *buf, size_t len,
+					  const struct perfspy_open_opts *opts,
+					  struct perfspy_session **out)
+{
+	struct perfspy_session *s;
+	int err = session_new(opts, &s);
+
+	if (err)
+		return err;
+	err = set_path(s, opts, "<memory>");
+	if (!err)
+		err = open_common(s, -1, buf, len);
+	if (err) {
+		perfspy_session__close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+static void reset_pass(struct perfspy_session *s)
+{
+	if (s->mach_live)
+		mach_free(&s->mach);
+	mach_init(&s->mach, s->sym, &s->log);
+	s->mach_live = true;
+	memset(&s->stats, 0, sizeof(s->stats));
+	s->nr_samples = s->nr_records = s->nr_lost = 0;
+	s->nr_lost_records = s->nr_throttle = 0;
+	s->time_first = s->time_last = 0;
+	free(s->threads);
+	s->threads = NULL;
+	s->nr_threads = 0;
+	free(s->fcache);
+	s->fcache = NULL;
+	s->fcache_cap = s->fcache_n = 0;
+	s->nr_fids = 0;
+}
+
+PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
+{
+	if (!s)
+		return;
+	if (s->mach_live)
+		mach_free(&s->mach);
+	rd_close(&s->rd);
+	sym_ctx_free(s->sym);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->threads);
+	free(s->fcache);
+	free(s->fids);
+	free(s->stack);
+	free(s->path);
+	free(s);
+}
+
+/* ------------------------------------------------------------ frames */
+
+static int frame_cache_grow(struct perfspy_session *s)
+{
+	size_t ncap = s->fcache_cap ? s->fcache_cap * 2 : 4096, i, j;
+	struct fcache_ent *n;
+
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < s->fcache_cap; i++) {
+		struct fcache_ent *e = &s->fcache[i];
+
+		if (!e->used)
+			continue;
+		j = hash_mix(e->a ^ hash_mix(e->b + e->kind)) & (ncap - 1);
+		while (n[j].used)
+			j = (j + 1) & (ncap - 1);
+		n[j] = *e;
+	}
+	free(s->fcache);
+	s->fcache = n;
+	s->fcache_cap = ncap;
+	return 0;
+}
+
+static u32 intern_fmt(struct perfspy_session *s, char *buf, size_t size,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static u32 intern_fmt(struct perfspy_session *s, char *buf, size_t size,
+		      const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return FOLD_NO_ID;
+	return fold_intern(s->folder, buf, (size_t)n < size ? (size_t)n : size - 1);
+}
+
+/* Render one symbolized frame in py-spy's native style
+ * (reference/pyspy-formats.md §1.8 item 5): `func (file:line)` with
+ * DWARF, `func (lib)` without, `0x<addr> (lib)` with no symbol. */
+static u32 native_frame(struct perfspy_session *s, const struct sym_frame *fr,
+			const char *lib, u64 addr)
+{
+	char buf[4096], sbuf[4096];
+	const char *file;
+
+	if (!fr || !fr->func)
+		return intern_fmt(s, buf, sizeof(buf), "0x%llx (%s)",
+				  (unsigned long long)addr, lib);
+	if (!fr->file)
+		return intern_fmt(s, buf, sizeof(buf), "%s (%s)", fr->func, lib);
+	file = short_filename(fr->file, sbuf, sizeof(sbuf));
+	if (fr->line > 0)
+		return intern_fmt(s, buf, sizeof(buf), "%s (%s:%d)", fr->func,
+				  file, fr->line);
+	return intern_fmt(s, buf, sizeof(buf), "%s (%s)", fr->func, file);
+}
+
+static int resolve_into(struct perfspy_session *s, struct fcache_ent *e,
+			const struct mach_map *map, u64 ip)
+{
+	struct sym_frame frames[SYM_MAX_FRAMES];
+	int n = 0, i;
+	u32 id;
+
+	switch (e->kind) {
+	case FK_DSO:
+		n = sym_resolve(s->sym, map->dso, e->b >> 1, e->b & 1, frames);
+		if (n < 0)
+			return n;
+		break;
+	case FK_KERNEL:
+		n = mach_kernel_syms(&s->mach) ?
+			sym_kernel_resolve(s->sym, ip, frames) : 0;
+		if (n < 0)
+			return n;
+		break;
+	default:
+		break;
+	}
+	if (ensure_mem((void **)&s->fids, &s->cap_fids, sizeof(*s->fids),
+		       s->nr_fids + (n ? (size_t)n : 1)))
+		return -ENOMEM;
+	e->first = (u32)s->nr_fids;
+	if (!n) {
+		const char *lib = e->kind == FK_KERNEL ? "[kernel.kallsyms]" :
+			e->kind == FK_NOMAP ? "?" : map->short_name;
+
+		id = native_frame(s, NULL, lib, ip);
+		if (id == FOLD_NO_ID)
+			return -ENOMEM;
+		s->fids[s->nr_fids++] = id;
+		e->nr = 1;
+		s->stats.frames_unknown++;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		const char *lib = e->kind == FK_KERNEL ? "[kernel.kallsyms]" :
+			map->short_name;
+
+		if (e->kind == FK_KERNEL)
+			frames[i].file = NULL;
+		id = native_frame(s, &frames[i], lib, ip);
+		if (id == FOLD_NO_ID)
+			return -ENOMEM;
+		s->fids[s->nr_fids++] = id;
+	}
+	e->nr = (u16)n;
+	return 0;
+}
+
+/* Frames for one address, innermost first: cached per (DSO, offset),
+ * kernel address, or raw address. */
+static int frames_for(struct perfspy_session *s, s32 pid, u64 ip, bool kernel,
+		      bool is_return, const u32 **ids, u32 *nr)
+{
+	const struct mach_map *map = NULL;
+	struct fcache_ent *e;
+	u64 a = 0, b = ip;
+	u8 kind;
+	size_t i;
+	int err;
+
+	if (kernel) {
+		kind = FK_KERNEL;
+	} else if ((map = mach_find_map(&s->mach, pid, ip))) {
+		if (map->kind == MAP_FILE && map->dso) {
+			kind = FK_DSO;
+			a = (u64)(uintptr_t)map->dso;
+			b = ((ip - map->start + map->pgoff) << 1) | is_return;
+		} else {
+			kind = FK_ANON;
+			a = (u64)(uintptr_t)map->short_name;
+		}
+	} else {
+		kind = FK_NOMAP;
+		s->stats.frames_no_map++;
+	}
+	if ((s->fcache_n + 1) * 2 > s->fcache_cap && (err = frame_cache_grow(s)))
+		return err;
+	for (i = hash_mix(a ^ hash_mix(b + kind)) & (s->fcache_cap - 1);
+	     s->fcache[i].used; i = (i + 1) & (s->fcache_cap - 1)) {
+		e = &s->fcache[i];
+		if (e->a == a && e->b == b && e->kind == kind)
+			goto found;
+	}
+	e = &s->fcache[i];
+	e->a = a;
+	e->b = b;
+	e->kind = kind;
+	err = resolve_into(s, e, map, ip);
+	if (err)
+		return err;
+	e->used = 1;
+	s->fcache_n++;
+found:
+	*ids = s->fids + e->first;
+	*nr = e->nr;
+	s->stats.frames += e->nr;
+	return 0;
+}
+
+/* ----------------------------------------------------------- samples */
+
+static int push_ids(struct perfspy_session *s, size_t *n, const u32 *ids, u32 nr)
+{
+	if (ensure_mem((void **)&s->stack, &s->cap_stack, sizeof(*s->stack),
+		       *n + nr + 1))
+		return -ENOMEM;
+	memcpy(s->stack + *n, ids, nr * sizeof(*ids));
+	*n += nr;
+	return 0;
+}
+
+/* Leaf-first frame ids of a sample's callchain (or its ip alone). */
+static int collect_frames(struct perfspy_session *s, const struct rec_sample *smp,
+			  size_t *n)
+{
+	bool kernel = smp->cpumode == PERF_RECORD_MISC_KERNEL, first = true;
+	bool skip = false, no_kernel = OPTS_GET(s->copts, no_kernel, false);
+	const u32 *ids;
+	u64 i, ip;
+	u32 nr;
+	int err;
+
+	if (!smp->callchain_nr) {
+		if (kernel && no_kernel)
+			return 0;
+		err = frames_for(s, (s32)smp->pid, smp->ip, kernel, false, &ids, &nr);
+		return err ? err : push_ids(s, n, ids, nr);
+	}
+	for (i = 0; i < smp->callchain_nr; i++) {
+		ip = rec_callchain_ip(smp, i);
+		if (ip >= CTX_MAX) {
+			kernel = ip == CTX_KERNEL;
+			skip = ip != CTX_KERNEL && ip != CTX_USER;
+			first = true;
+			continue;
+		}
+		if (skip || (kernel && no_kernel))
+			continue;
+		/* The first entry of a context is where the task was
+		 * interrupted, the rest are return addresses. */
+		err = frames_for(s, (s32)smp->pid, ip, kernel, !first, &ids, &nr);
+		first = false;
+		if (!err)
+			err = push_ids(s, n, ids, nr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int fold_sample(struct perfspy_session *s, const struct rec_sample *smp,
+		       struct mach_thread *t)
+{
+	size_t n = 0, i;
+	u32 tmp;
+	int err;
+
+	err = collect_frames(s, smp, &n);
+	if (err)
+		return err;
+	/* Root first: reverse the leaf-first list. */
+	for (i = 0; i < n / 2; i++) {
+		tmp = s->stack[i];
+		s->stack[i] = s->stack[n - 1 - i];
+		s->stack[n - 1 - i] = tmp;
+	}
+	if (OPTS_GET(s->copts, threads, false)) {
+		char buf[512];
+		u32 id;
+
+		/* py-spy --threads: `thread (TID): NAME` at the root
+		 * (pyspy-formats.md §1.5). */
+		id = t && t->comm ?
+			intern_fmt(s, buf, sizeof(buf), "thread (%u): %s", smp->tid, t->comm) :
+			intern_fmt(s, buf, sizeof(buf), "thread (%u)", smp->tid);
+		if (id == FOLD_NO_ID ||
+		    ensure_mem((void **)&s->stack, &s->cap_stack, sizeof(*s->stack), n + 1))
+			return -ENOMEM;
+		memmove(s->stack + 1, s->stack, n * sizeof(*s->stack));
+		s->stack[0] = id;
+		n++;
+	}
+	return fold_add_ids(s->folder, s->stack, (u32)n,
+			    OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
+			    smp->period : 1);
+}
+
+/* Find the event named in the options. In pipe mode the names arrive
+ * with the metadata records, so this runs again at each sample until it
+ * matches (-1: not yet). */
+static int select_event(struct perfspy_session *s)
+{
+	const char *name = OPTS_GET(s->copts, event, NULL);
+	size_t i;
+
+	if (!name)
+		return 0;
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (!strcmp(s->rd.evsels[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
+			const struct mach_thread *t, int evidx)
+{
+	const struct perfspy_convert_opts *o = s->copts;
+	int pid = OPTS_GET(o, pid, 0), tid = OPTS_GET(o, tid, 0);
+	const char *comm = OPTS_GET(o, comm, NULL);
+
+	if (s->sel_event < 0)
+		s->sel_event = select_event(s);
+	if (evidx != s->sel_event)
+		return false;
+	if (pid && (s32)smp->pid != pid)
+		return false;
+	if (tid && (s32)smp->tid != tid)
+		return false;
+	if (comm && (!t || !t->comm || strcmp(t->comm, comm)))
+		return false;
+	return true;
+}
+
+static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
+{
+	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
+	struct mach_thread *t;
+	struct rec_sample smp;
+
+	s->nr_samples++;
+	if (!ev) {
+		s->stats.unknown_ids++;
+		return 0;
+	}
+	ev->nr_samples++;
+	if (rec_parse_sample(ev, h, &smp)) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	if (smp.has_time && smp.time) {
+		if (!s->time_first || smp.time < s->time_first)
+			s->time_first = smp.time;
+		if (smp.time > s->time_last)
+			s->time_last = smp.time;
+	}
+	t = mach_thread(&s->mach, (s32)smp.pid, (s32)smp.tid);
+	if (!t)
+		return -ENOMEM;
+	t->nr_samples++;
+	t->seen = true;
+	if (!s->folder || !keep_sample(s, &smp, t, (int)rd_evsel_idx(&s->rd, ev))) {
+		s->stats.samples_filtered++;
+		return 0;
+	}
+	s->stats.samples_kept++;
+	return fold_sample(s, &smp, t);
+}
+
+/* ----------------------------------------------------------- records */
+
+static int on_build_id(struct perfspy_session *s, const struct perf_event_header *h)
+{
+	struct rd_build_id b;
+	int err = rd_parse_build_id(&s->rd, (const u8 *)h, get_u16(&h->size), &b);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	return mach_add_build_id(&s->mach, b.filename, b.id, b.size);
+}
+
+static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
+{
+	union {
+		struct rec_mmap m;
+		struct rec_comm c;
+		struct rec_fork f;
+	} r;
+	u64 lost;
+	int err = 0;
+
+	switch (get_u32(&h->type)) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(s, h);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if ((err = rec_parse_mmap(h, &r.m)))
+			break;
+		if (r.m.build_id)
+			s->mmap_build_ids = true;
+		return mach_mmap(&s->mach, &r.m,
+				 get_u16(&h->misc) & PERF_RECORD_MISC_CPUMODE_MASK);
+	case PERF_RECORD_COMM:
+		if (!(err = rec_parse_comm(h, &r.c)))
+			return mach_comm(&s->mach, &r.c);
+		break;
+	case PERF_RECORD_FORK:
+		if (!(err = rec_parse_fork(h, &r.f)))
+			return mach_fork(&s->mach, &r.f);
+		break;
+	case PERF_RECORD_EXIT:
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		if (!(err = rec_parse_lost(h, &lost))) {
+			s->nr_lost += lost;
+			s->nr_lost_records++;
+		}
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->nr_throttle++;
+		break;
+	case REC_HEADER_BUILD_ID:
+		return on_build_id(s, h);
+	default:
+		if (get_u32(&h->type) >= PERF_RECORD_MAX &&
+		    get_u32(&h->type) < 64)
+			s->stats.unknown_records++;
+		else if (get_u32(&h->type) > REC_FINISHED_INIT)
+			s->stats.unknown_records++;
+		break;
+	}
+	if (err)
+		s->stats.bad_records++;
+	return 0;
+}
+
+static int flush_queue(struct perfspy_session *s, struct order *o, u64 limit)
+{
+	struct ord_ent e;
+	int err = 0;
+
+	while (!err && ord_pop(o, limit, &e)) {
+		err = deliver(s, e.hdr);
+		ord_done(o, &e);
+	}
+	return err;
+}
+
+static int report_progress(struct perfspy_session *s)
+{
+	perfspy_progress_fn fn = OPTS_GET(s->copts, progress_fn, NULL);
+	struct timespec now;
+
+	if (!fn)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - s->last_progress.tv_sec) * 1000000000L +
+	    (now.tv_nsec - s->last_progress.tv_nsec) < 100000000L)
+		return 0;
+	s->last_progress = now;
+	if (fn(OPTS_GET(s->copts, progress_ctx, NULL), s->rd.pos,
+	       s->rd.fd >= 0 ? 0 : s->rd.data_end))
+		return -PERFSPY_E_INTERRUPTED;
+	return 0;
+}
+
+/* Whether records can be time ordered: every event samples TIME and
+ * side-band records carry it (sample_id_all). Otherwise file order. */
+static bool can_order(const struct rd *rd)
+{
+	size_t i;
+
+	for (i = 0; i < rd->nr_evsels; i++)
+		if (!(rd->evsels[i].attr.sample_type & PERF_SAMPLE_TIME) ||
+		    !rd->evsels[i].attr.sample_id_all)
+			return false;
+	return rd->nr_evsels > 0;
+}
+
+static int run_pass(struct perfspy_session *s)
+{
+	struct order o;
+	struct rd_rec rec;
+	u64 t, n = 0;
+	int err = 0, r;
+
+	ord_init(&o);
+	while ((r = rd_next(&s->rd, &rec)) > 0) {
+		u32 type = get_u32(&rec.hdr->type);
+
+		s->nr_records++;
+		if ((++n & 0xffff) == 0) {
+			if ((err = report_progress(s)))
+				break;
+			rd_release_before(&s->rd, ord_min_offset(&o) < rec.offset ?
+					  ord_min_offset(&o) : rec.offset);
+		}
+		if (type == REC_FINISHED_ROUND) {
+			err = flush_queue(s, &o, ord_round(&o));
+		} else if (can_order(&s->rd) && (t = rec_time(&s->rd, rec.hdr))) {
+			if (t < o.flushed_upto)
+				s->stats.out_of_order++;
+			err = ord_push(&o, &rec, t);
+			/* perf flushes half its queue when memory runs
+			 * short; we bound the copies the same way. */
+			if (!err && o.owned_bytes > (256u << 20))
+				err = flush_queue(s, &o, o.heap[0].time +
+						  (o.max_time - o.heap[0].time) / 2);
+		} else {
+			err = deliver(s, rec.hdr);
+		}
+		if (err)
+			break;
+	}
+	if (!err && r < 0)
+		err = r;
+	if (!err)
+		err = flush_queue(s, &o, UINT64_MAX);
+	ord_free(&o);
+	return err;
+}
+
+PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
+					 const struct perfspy_convert_opts *opts,
+					 struct perfspy_folder *folder)
+{
+	size_t i;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	if (!OPTS_VALID(opts, perfspy_convert_opts))
+		return -PERFSPY_E_OPTS;
+	err = rd_rewind(&s->rd);
+	if (err)
+		return err;
+	if (s->passed)
+		for (i = 0; i < s->rd.nr_evsels; i++)
+			s->rd.evsels[i].nr_samples = 0;
+	s->copts = opts;
+	s->folder = folder;
+	s->sel_event = select_event(s);
+	if (s->sel_event < 0 && !s->rd.pipe_mode) {
+		log_msg(&s->log, LOG_ERROR, "%s: no event named '%s'", s->path,
+			OPTS_GET(opts, event, ""));
+		return -PERFSPY_E_NO_EVENT;
+	}
+	reset_pass(s);
+	err = run_pass(s);
+	s->passed = true;
+	if (!err)
+		err = mach_sorted_threads(&s->mach, &s->threads, &s->nr_threads);
+	if (!err && s->sel_event < 0) {
+		log_msg(&s->log, LOG_ERROR, "%s: no event named '%s'", s->path,
+			OPTS_GET(opts, event, ""));
+		err = -PERFSPY_E_NO_EVENT;
+	}
+	s->folder = NULL;
+	s->copts = NULL;
+	return err;
+}
+
+/* ------------------------------------------------------------- query */
+
+PERFSPY_API int perfspy_session__info(const struct perfspy_session *s,
+				      struct perfspy_info *info)
+{
+	const struct rd *rd = &s->rd;
+	struct perfspy_info i = { 0 };
+	size_t k;
+
+	if (!info || info->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	i.sz = info->sz < sizeof(i) ? info->sz : sizeof(i);
+	i.path = s->path;
+	i.pipe_mode = rd->pipe_mode;
+	i.file_size = rd->fd >= 0 ? 0 : rd->file_size;
+	i.data_offset = rd->data_offset;
+	i.data_size = rd->pipe_mode ? rd->pos - rd->data_offset : rd->data_end - rd->data_offset;
+	i.perf_version = rd->version;
+	i.hostname = rd->hostname;
+	i.os_release = rd->os_release;
+	i.arch = rd->arch;
+	i.cpu_desc = rd->cpu_desc;
+	i.cmdline = rd->cmdline;
+	i.nr_cpus_online = rd->nr_cpus_online;
+	i.nr_cpus_avail = rd->nr_cpus_avail;
+	i.total_mem_kb = rd->total_mem;
+	i.nr_events = (u32)rd->nr_evsels;
+	i.has_build_ids = rd->nr_build_ids > 0 || s->mmap_build_ids;
+	for (k = 0; k < rd->nr_evsels; k++) {
+		const struct perf_event_attr *a = &rd->evsels[k].attr;
+
+		if (a->sample_type & PERF_SAMPLE_CALLCHAIN)
+			i.has_callchain = true;
+		if ((a->sample_type & PERF_SAMPLE_STACK_USER) &&
+		    (a->sample_type & PERF_SAMPLE_REGS_USER)) {
+			i.has_user_stack = true;
+			if (a->sample_stack_user > i.stack_user_size)
+				i.stack_user_size = a->sample_stack_user;
+		}
+	}
+	i.compressed = rd->compressed;
+	i.nr_samples = s->nr_samples;
+	i.nr_records = s->nr_records;
+	i.nr_lost = s->nr_lost;
+	i.nr_lost_records = s->nr_lost_records;
+	i.nr_throttle = s->nr_throttle;
+	i.time_first = s->time_first;
+	i.time_last = s->time_last;
+	i.nr_processes = 0;
+	for (k = 0; k < s->nr_threads; k++)
+		if (!k || s->threads[k]->pid != s->threads[k - 1]->pid)
+			i.nr_processes++;
+	i.nr_threads = (u32)s->nr_threads;
+	i.truncated = rd->truncated;
+	i.truncated_at = rd->truncated_at;
+	memcpy(info, &i, i.sz);
+	return 0;
+}
+
+PERFSPY_API int perfspy_session__event(const struct perfspy_session *s,
+				       uint32_t idx, struct perfspy_event *ev)
+{
+	const struct rd_evsel *e;
+	struct perfspy_event v = { 0 };
+
+	if (!ev || ev->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	if (idx >= s->rd.nr_evsels)
+		return -ENOENT;
+	e = &s->rd.evsels[idx];
+	v.sz = ev->sz < sizeof(v) ? ev->sz : sizeof(v);
+	v.name = e->name;
+	v.type = e->attr.type;
+	v.config = e->attr.config;
+	v.sample_type = e->attr.sample_type;
+	v.sample_period = e->attr.sample_period;
+	v.freq = e->attr.freq;
+	v.nr_samples = e->nr_samples;
+	memcpy(ev, &v, v.sz);
+	return 0;
+}
+
+PERFSPY_API int perfspy_session__thread(const struct perfspy_session *s,
+					uint32_t idx, struct perfspy_thread *t)
+{
+	struct perfspy_thread v = { 0 };
+	const struct mach_thread *m;
+
+	if (!t || t->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	if (idx >= s->nr_threads)
+		return -ENOENT;
+	m = s->threads[idx];
+	v.sz = t->sz < sizeof(v) ? t->sz : sizeof(v);
+	v.pid = m->pid;
+	v.tid = m->tid;
+	v.comm = m->comm;
+	v.nr_samples = m->nr_samples;
+	memcpy(t, &v, v.sz);
+	return 0;
+}
+
+PERFSPY_API int perfspy_session__stats(const struct perfspy_session *s,
+				       struct perfspy_stats *stats)
+{
+	size_t sz;
+
+	if (!stats || stats->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	sz = stats->sz < sizeof(s->stats) ? stats->sz : sizeof(s->stats);
+	memcpy(stats, &s->stats, sz);
+	stats->sz = sz;
+	return 0;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolizer: turns (binary, file offset) into function names, source
+ * files, lines and inlined frames, and kernel addresses into kallsyms
+ * names.
+ *
+ * One struct sym_ctx per session. It owns every DSO it has opened, their
+ * ELF/DWARF handles (libelf/libdw), sorted symbol tables and a per-DSO
+ * cache of resolved addresses, so each (DSO, offset) is looked up once.
+ * Binaries are located by build id first (buildid_dir, /usr/lib/debug,
+ * symfs), then by path (prefixed with symfs when given). A binary whose
+ * build id differs from the recorded one is not used; this is reported
+ * once per binary through the log sink.
+ *
+ * Strings returned (function, file) belong to the ctx and stay valid
+ * until sym_ctx_free().
+ */
+#ifndef PERFSPY_SYMBOLS_H
+#define PERFSPY_SYMBOLS_H
+
+#include "util.h"
+
+struct sym_ctx;
+struct sym_dso;
+
+struct sym_opts {
+	const char *symfs;	 /* NULL or a root prefix for binary paths */
+	const char *buildid_dir; /* NULL: $HOME/.debug */
+	const char *kallsyms;	 /* NULL: /proc/kallsyms; "" disables */
+	const struct log_sink *log; /* may be NULL */
+};
+
+int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out);
+void sym_ctx_free(struct sym_ctx *ctx);
+
+/* Counters for the session's stats; all monotonic. */
+struct sym_stats {
+	u64 dsos;	       /* distinct (file name, build id) DSOs */
+	u64 dsos_found;	       /* opened with an ELF file */
+	u64 dsos_missing;      /* no usable file (absent, pseudo, wrong build id) */
+	u64 build_id_mismatch; /* candidate files rejected for their build id */
+	u64 resolves;	       /* sym_resolve() calls */
+	u64 cache_misses;      /* of those, resolved without the cache */
+};
+
+void sym_ctx_stats(const struct sym_ctx *ctx, struct sym_stats *out);
+
+/*
+ * The DSO for a mapped file. @build_id may be NULL (unknown). The same
+ * (filename, build id) always returns the same pointer. A DSO whose file
+ * cannot be found or opened is still returned; lookups in it resolve to
+ * nothing. Only fails with -ENOMEM. Opening is lazy (first resolve).
+ */
+int sym_dso_get(struct sym_ctx *ctx, const char *filename,
+		const u8 *build_id, size_t build_id_size,
+		struct sym_dso **out);
+
+/* Set/replace the recorded build id of a DSO (BUILD_ID feature may come
+ * after the MMAP that created it). Ignored once the DSO was opened. */
+void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
+			  size_t size);
+
+/* The path the DSO was recorded under, as given to sym_dso_get(). */
+const char *sym_dso_name(const struct sym_dso *dso);
+
+/* True once opened, if an ELF file was found and used. */
+bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso);
+
+/* One resolved frame. Innermost first when there are inlines. */
+struct sym_frame {
+	const char *func; /* demangled, no parameters; NULL if unknown */
+	const char *file; /* absolute or as recorded in DWARF; NULL if none */
+	int line;	  /* 0 if unknown */
+};
+
+#define SYM_MAX_FRAMES 16
+
+/*
+ * Resolve @file_off (the offset in the file: ip - map.start + map.pgoff)
+ * in @dso. @is_return: the address is a return address (a non-leaf
+ * callchain entry), so look up file_off - 1 for the line and inline
+ * scopes (the call instruction, as addr2line users do).
+ *
+ * Fills up to SYM_MAX_FRAMES frames, innermost (deepest inline) first,
+ * the outermost being the real function containing the address. Returns
+ * the number of frames (>= 0; 0 = nothing known), or -ENOMEM.
+ * Results are cached per (dso, file_off, is_return).
+ */
+int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
+		bool is_return, struct sym_frame *frames);
+
+/*
+ * Whether kernel symbols can be used for a profile whose kernel map
+ * started at @text_addr (the pgoff of the `[kernel.kallsyms]_text` MMAP,
+ * i.e. the runtime address of _text). True only if the kallsyms file is
+ * readable, has real addresses, and its _text equals @text_addr (same
+ * boot, same KASLR slide). 0 means "unknown": then use kallsyms as is if
+ * the addresses are real.
+ */
+bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr);
+
+/* Resolve a kernel address (function name only; modules included).
+ * Returns 1 and fills frames[0], 0 if unknown, or -ENOMEM. */
+int sym_kernel_resolve(struct sym_ctx *ctx, u64 addr, struct sym_frame *frame);
+
+/*
+ * Demangle @name (Itanium C++ ABI, `_Z...`) without parameters or return
+ * type, py-spy's native style (`ns::Class::method`, template arguments
+ * kept). Returns a ctx-owned string, @name itself when it is not
+ * mangled, or NULL on ENOMEM.
+ */
+const char *sym_demangle(struct sym_ctx *ctx, const char *name);
+
+#endif

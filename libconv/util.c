@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared helpers: logging through the caller's sink, overflow-checked
+ * growth, a string arena, hashing and py-spy's short filename rule.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+void log_msg(const struct log_sink *log, int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!log || !log->fn || level > log->level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log->fn(log->ctx, level, buf);
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return NULL;
+	return realloc(p, total ? total : 1);
+}
+
+int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	p = xreallocarray(*data, ncap, elem);
+	if (!p)
+		return -ENOMEM;
+	*data = p;
+	*cap = ncap;
+	return 0;
+}
+
+struct arena_blk {
+	struct arena_blk *next;
+	size_t size;
+	max_align_t data[];
+};
+
+#define ARENA_BLK (64 * 1024)
+
+void arena_init(struct arena *a)
+{
+	a->head = NULL;
+	a->used = 0;
+	a->total = 0;
+}
+
+void arena_free(struct arena *a)
+{
+	struct arena_blk *b = a->head, *n;
+
+	for (; b; b = n) {
+		n = b->next;
+		free(b);
+	}
+	arena_init(a);
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	struct arena_blk *b;
+	size_t bsize;
+
+	if (size > SIZE_MAX - sizeof(struct arena_blk) - 8)
+		return NULL;
+	size = (size + 7) & ~(size_t)7;
+	if (!a->head || a->head->size - a->used < size) {
+		bsize = size > ARENA_BLK / 4 ? size : ARENA_BLK;
+		b = malloc(sizeof(*b) + bsize);
+		if (!b)
+			return NULL;
+		b->size = bsize;
+		if (a->head && size > ARENA_BLK / 4) {
+			/* Big piece: chain it behind the head so the head
+			 * block keeps serving small requests. */
+			b->next = a->head->next;
+			a->head->next = b;
+			a->total += bsize;
+			return b->data;
+		}
+		b->next = a->head;
+		a->head = b;
+		a->used = 0;
+		a->total += bsize;
+	}
+	a->used += size;
+	return (char *)a->head->data + a->used - size;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *p;
+
+	if (n == SIZE_MAX)
+		return NULL;
+	p = arena_alloc(a, n + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *arena_strdup(struct arena *a, const char *s)
+{
+	return arena_strndup(a, s, strlen(s));
+}
+
+char *arena_printf(struct arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	p = arena_alloc(a, (size_t)n + 1);
+	if (!p)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+u64 hash_bytes(const void *p, size_t n, u64 seed)
+{
+	const u8 *b = p;
+	u64 h = 0xcbf29ce484222325ULL ^ seed;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		h ^= get_u64(b + i);
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return hash_mix(h ^ n);
+}
+
+static bool has_init_py(const char *dir, size_t len)
+{
+	char buf[4096];
+	struct stat st;
+
+	if (len + sizeof("/__init__.py") > sizeof(buf))
+		return false;
+	memcpy(buf, dir, len);
+	memcpy(buf + len, "/__init__.py", sizeof("/__init__.py"));
+	return stat(buf, &st) == 0;
+}
+
+const char *short_filename(const char *path, char *buf, size_t size)
+{
+	const char *end = path + strlen(path);
+	const char *slash = end;
+	size_t n;
+
+	/*
+	 * Walk up from the file's directory while the directory holds an
+	 * __init__.py; the result is the path below the first directory
+	 * that does not (py-spy src/python_spy.rs shorten_filename).
+	 */
+	for (;;) {
+		const char *s = slash;
+
+		while (s > path && s[-1] != '/')
+			s--;
+		if (s == path) /* no more parents */
+			break;
+		slash = s - 1; /* the '/' ending the parent directory */
+		if (slash == path || !has_init_py(path, (size_t)(slash - path)))
+			break;
+	}
+	if (slash == end || *slash != '/')
+		return path;
+	n = (size_t)(end - slash - 1);
+	if (n + 1 > size)
+		return path;
+	memcpy(buf, slash + 1, n + 1);
+	return buf;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by every libconv module: overflow-checked array
+ * growth, bounds-checked unaligned reads from untrusted buffers, a string
+ * arena, and the internal logging hook.
+ *
+ * Nothing here keeps global state: the log sink lives in a struct the
+ * caller owns (STYLE.md §1, "no mutable globals").
+ */
+#ifndef PERFSPY_UTIL_H
+#define PERFSPY_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALIGN8(x) (((x) + 7) & ~(u64)7)
+
+/* Log levels, same numbering as the public PERFSPY_LOG_* values. */
+enum { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+struct log_sink {
+	void (*fn)(void *ctx, int level, const char *msg);
+	void *ctx;
+	int level; /* messages above this level are dropped */
+};
+
+void log_msg(const struct log_sink *log, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define pr_warn(log, ...) log_msg(log, LOG_WARN, __VA_ARGS__)
+#define pr_info(log, ...) log_msg(log, LOG_INFO, __VA_ARGS__)
+#define pr_debug(log, ...) log_msg(log, LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * Make room for at least @need elements in *@data (element size @elem),
+ * growing geometrically. Returns 0 or -ENOMEM; on failure *@data is
+ * untouched (libbpf libbpf_ensure_mem does the same job).
+ */
+int ensure_mem(void **data, size_t *cap, size_t elem, size_t need);
+
+/* calloc/realloc with overflow checks; NULL on failure. */
+void *xreallocarray(void *p, size_t n, size_t size);
+
+/* Unaligned native-endian reads; callers check bounds first. */
+static inline u64 get_u64(const void *p)
+{
+	u64 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline u32 get_u32(const void *p)
+{
+	u32 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline u16 get_u16(const void *p)
+{
+	u16 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * A cursor over an untrusted byte range. Every take fails (returns false
+ * and sets ->bad) instead of reading past ->end, so a decoder can chain
+ * reads and check once.
+ */
+struct cur {
+	const u8 *p;
+	const u8 *end;
+	bool bad;
+};
+
+static inline void cur_init(struct cur *c, const void *p, size_t len)
+{
+	c->p = p;
+	c->end = (const u8 *)p + len;
+	c->bad = false;
+}
+
+static inline size_t cur_left(const struct cur *c)
+{
+	return (size_t)(c->end - c->p);
+}
+
+static inline bool cur_skip(struct cur *c, size_t n)
+{
+	if (c->bad || cur_left(c) < n) {
+		c->bad = true;
+		return false;
+	}
+	c->p += n;
+	return true;
+}
+
+static inline u64 cur_u64(struct cur *c)
+{
+	const u8 *p = c->p;
+
+	return cur_skip(c, 8) ? get_u64(p) : 0;
+}
+
+static inline u32 cur_u32(struct cur *c)
+{
+	const u8 *p = c->p;
+
+	return cur_skip(c, 4) ? get_u32(p) : 0;
+}
+
+static inline u16 cur_u16(struct cur *c)
+{
+	const u8 *p = c->p;
+
+	return cur_skip(c, 2) ? get_u16(p) : 0;
+}
+
+static inline u8 cur_u8(struct cur *c)
+{
+	const u8 *p = c->p;
+
+	return cur_skip(c, 1) ? *p : 0;
+}
+
+/* Pointer to the next @n bytes, or NULL (and ->bad) if fewer remain. */
+static inline const void *cur_take(struct cur *c, size_t n)
+{
+	const u8 *p = c->p;
+
+	return cur_skip(c, n) ? p : NULL;
+}
+
+/*
+ * String arena: append-only storage for NUL-terminated strings whose
+ * lifetime is the arena's. Pointers stay valid (blocks never move).
+ */
+struct arena {
+	struct arena_blk *head;
+	size_t used; /* bytes used in head */
+	size_t total;
+};
+
+void arena_init(struct arena *a);
+void arena_free(struct arena *a);
+void *arena_alloc(struct arena *a, size_t size); /* 8-aligned */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+char *arena_strdup(struct arena *a, const char *s);
+char *arena_printf(struct arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
+u64 hash_bytes(const void *p, size_t n, u64 seed);
+
+static inline u64 hash_mix(u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * py-spy's short filename rule (reference/pyspy-formats.md §1.4): keep
+ * the file plus every enclosing directory that holds an __init__.py.
+ * Writes into @buf; returns @buf, or @path itself when nothing can be
+ * shortened (no '/', or pseudo paths such as "<frozen ...>").
+ */
+const char *short_filename(const char *path, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install what perfspy needs to build and test, if it is missing.
+# Idempotent: a machine that has everything runs no apt-get at all.
+# Debian package names (DESIGN.md "Dependencies").
+set -euo pipefail
+
+pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev
+      libtraceevent-dev linux-source-6.1 linux-perf clang)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "perfspy: missing packages: ${missing[*]}" >&2
+	echo "perfspy: run as root, or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "perfspy: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared pieces of the perfspy command-line front end: logging to
+ * stderr, opening sessions from options, safe output files.
+ */
+#ifndef PERFSPY_CLI_H
+#define PERFSPY_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "perfspy.h"
+
+struct cli_common {
+	const char *symfs;
+	const char *buildid_dir;
+	bool quiet;
+	int verbose;
+};
+
+extern const char *cli_prog; /* "perfspy" */
+
+void cli_log(void *ctx, int level, const char *msg);
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open @path with the common options; prints the error and returns
+ * NULL on failure. */
+struct perfspy_session *cli_open(const char *path, const struct cli_common *c);
+
+/* Progress callback printing bytes done, rate and ETA to a terminal. */
+int cli_progress(void *ctx, uint64_t done, uint64_t total);
+void cli_progress_end(void);
+
+/*
+ * Output files are written to a temporary file in the target directory
+ * and renamed over the target only on success, so a failed or
+ * interrupted run never leaves a partial or half-overwritten file.
+ * "-" or NULL means standard output.
+ */
+struct cli_out {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+
+int cli_out_open(struct cli_out *o, const char *path);
+int cli_out_commit(struct cli_out *o); /* 0 or -1 (message printed) */
+void cli_out_abort(struct cli_out *o);
+
+/* SIGINT/SIGTERM: remove the pending temporary file and exit 130. */
+void cli_install_signals(void);
+
+int cmd_convert(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif

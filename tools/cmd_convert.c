@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfspy convert: perf.data -> py-spy raw folded stacks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void convert_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: perfspy convert [options]\n"
+		"\n"
+		"Write py-spy raw folded stacks (`frame;...;frame COUNT`, root first,\n"
+		"sorted) for the samples of one event of a perf.data file or stream.\n"
+		"\n"
+		"  -i, --input FILE      perf.data to read; '-' reads a pipe\n"
+		"                        (perf record -o - ... | perfspy convert -i -)\n"
+		"                        [default: perf.data]\n"
+		"  -o, --output FILE     where to write; '-' is standard output [default: -]\n"
+		"                        (written to a temporary file, renamed on success)\n"
+		"      --event NAME      event to fold, as `perfspy info` names it\n"
+		"                        [default: the first event]\n"
+		"      --pid PID         only samples of this process\n"
+		"      --tid TID         only samples of this thread\n"
+		"      --comm NAME       only samples of threads with this name\n"
+		"      --no-kernel       drop kernel frames\n"
+		"      --threads         add a root frame `thread (TID): NAME` per stack\n"
+		"      --weight W        'samples' counts samples, 'period' sums sample\n"
+		"                        periods (ns for cpu-clock) [default: samples]\n"
+		"      --symfs DIR       look for binaries under DIR first\n"
+		"      --buildid-dir DIR build-id cache [default: ~/.debug]\n"
+		"  -q, --quiet           only errors on stderr, no progress\n"
+		"  -v, --verbose         more messages (twice: debug)\n"
+		"  -h, --help            this help\n");
+}
+
+enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
+       O_SYMFS, O_BUILDID_DIR };
+
+static const struct option convert_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "pid", required_argument, NULL, O_PID },
+	{ "tid", required_argument, NULL, O_TID },
+	{ "comm", required_argument, NULL, O_COMM },
+	{ "event", required_argument, NULL, O_EVENT },
+	{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
+	{ "threads", no_argument, NULL, O_THREADS },
+	{ "weight", required_argument, NULL, O_WEIGHT },
+	{ "symfs", required_argument, NULL, O_SYMFS },
+	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_id(const char *s, const char *what, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > 0x7fffffff) {
+		cli_err("--%s: '%s' is not a positive number", what, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* Say which event is folded when there are several (stackcollapse-perf
+ * also takes the first by default, silently; we say so). */
+static void note_events(struct perfspy_session *s, const char *path,
+			const char *chosen)
+{
+	PERFSPY_OPTS(perfspy_info, info);
+	PERFSPY_OPTS(perfspy_event, ev);
+	uint32_t i;
+
+	if (chosen || perfspy_session__info(s, &info) || info.nr_events < 2)
+		return;
+	if (perfspy_session__event(s, 0, &ev))
+		return;
+	fprintf(stderr, "%s: note: %s has %u events; folding '%s' (choose with --event:",
+		cli_prog, path, info.nr_events, ev.name);
+	for (i = 0; i < info.nr_events; i++)
+		if (!perfspy_session__event(s, i, &ev))
+			fprintf(stderr, " %s", ev.name);
+	fprintf(stderr, ")\n");
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	PERFSPY_OPTS(perfspy_convert_opts, co);
+	struct cli_common common = { 0 };
+	const char *in = "perf.data", *out = "-";
+	struct perfspy_session *s = NULL;
+	struct perfspy_folder *f = NULL;
+	struct cli_out o = { 0 };
+	char msg[256];
+	int c, err, ret = 1;
+
+	while ((c = getopt_long(argc, argv, "i:o:qvh", convert_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': in = optarg; break;
+		case 'o': out = optarg; break;
+		case O_PID: if (parse_id(optarg, "pid", &co.pid)) return 2; break;
+		case O_TID: if (parse_id(optarg, "tid", &co.tid)) return 2; break;
+		case O_COMM: co.comm = optarg; break;
+		case O_EVENT: co.event = optarg; break;
+		case O_NO_KERNEL: co.no_kernel = true; break;
+		case O_THREADS: co.threads = true; break;
+		case O_WEIGHT:
+			if (!strcmp(optarg, "samples")) {
+				co.weight = PERFSPY_WEIGHT_SAMPLES;
+			} else if (!strcmp(optarg, "period")) {
+				co.weight = PERFSPY_WEIGHT_PERIOD;
+			} else {
+				cli_err("--weight: expected 'samples' or 'period', got '%s'", optarg);
+				return 2;
+			}
+			break;
+		case O_SYMFS: common.symfs = optarg; break;
+		case O_BUILDID_DIR: common.buildid_dir = optarg; break;
+		case 'q': common.quiet = true; break;
+		case 'v': common.verbose++; break;
+		case 'h': convert_usage(stdout); return 0;
+		default: convert_usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		cli_err("convert: unexpected argument '%s' (the input is given with -i)",
+			argv[optind]);
+		return 2;
+	}
+	cli_install_signals();
+	if (!common.quiet && isatty(STDERR_FILENO))
+		co.progress_fn = cli_progress;
+	s = cli_open(in, &common);
+	if (!s)
+		return 1;
+	err = perfspy_folder__new(&f);
+	if (err)
+		goto fail;
+	err = perfspy_session__convert(s, &co, f);
+	cli_progress_end();
+	if (err)
+		goto fail;
+	if (!common.quiet)
+		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
+	if (cli_out_open(&o, out))
+		goto out;
+	err = perfspy_folder__write(f, o.f, NULL);
+	if (err) {
+		cli_out_abort(&o);
+		goto fail;
+	}
+	if (cli_out_commit(&o))
+		goto out;
+	if (!perfspy_folder__nr_stacks(f) && !common.quiet)
+		fprintf(stderr, "%s: warning: %s: no samples matched\n", cli_prog,
+			strcmp(in, "-") ? in : "<stdin>");
+	ret = 0;
+	goto out;
+fail:
+	perfspy_strerror(err, msg, sizeof(msg));
+	cli_err("%s: %s", strcmp(in, "-") ? in : "<stdin>", msg);
+out:
+	perfspy_folder__free(f);
+	perfspy_session__close(s);
+	return ret;
+}
