@@ -497,6 +497,18 @@ static int fold_sample(struct perfspy_session *s, const struct rec_sample *smp,
 			    smp->period : 1);
 }
 
+/* Whether evsel @name is @want, or @want plus perf's modifier suffix
+ * (`cpu-clock` selects `cpu-clock:pppH`, as perf prints it). */
+static bool event_matches(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	if (!strcmp(name, want))
+		return true;
+	return !strncmp(name, want, n) && name[n] == ':' && name[n + 1] &&
+	       strspn(name + n + 1, "ukhIGHpPSDWe") == strlen(name + n + 1);
+}
+
 /* Find the event named in the options. In pipe mode the names arrive
  * with the metadata records, so this runs again at each sample until it
  * matches (-1: not yet). */
@@ -509,6 +521,9 @@ static int select_event(struct perfspy_session *s)
 		return 0;
 	for (i = 0; i < s->rd.nr_evsels; i++)
 		if (!strcmp(s->rd.evsels[i].name, name))
+			return (int)i;
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (event_matches(s->rd.evsels[i].name, name))
 			return (int)i;
 	return -1;
 }

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf.data image builder for unit tests (see recbuild.h). Tests abort
+ * on allocation failure: this is test code, not the library.
+ */
+#include "recbuild.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rb_put(struct rb *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void rb_u64(struct rb *b, uint64_t v) { rb_put(b, &v, 8); }
+void rb_u32(struct rb *b, uint32_t v) { rb_put(b, &v, 4); }
+
+void rb_free(struct rb *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+void rb_default_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	a->size = sizeof(*a);
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD;
+	a->sample_id_all = 1;
+	a->freq = 1;
+	a->sample_freq = 999;
+}
+
+static void hdr(struct rb *b, uint32_t type, uint16_t misc, size_t size)
+{
+	struct perf_event_header h = { type, misc, (uint16_t)size };
+
+	rb_put(b, &h, sizeof(h));
+}
+
+/* sample_id trailer for rb_default_attr: {pid, tid}, time. */
+static void sid(struct rb *b, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	rb_u32(b, pid);
+	rb_u32(b, tid);
+	rb_u64(b, time);
+}
+
+static void padded_str(struct rb *b, const char *s, size_t padded)
+{
+	char buf[4096] = { 0 };
+
+	strncpy(buf, s, sizeof(buf) - 1);
+	rb_put(b, buf, padded);
+}
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+void rb_comm(struct rb *b, uint32_t pid, uint32_t tid, const char *comm,
+	     int exec, uint64_t time)
+{
+	size_t sl = pad8(strlen(comm) + 1);
+
+	hdr(b, PERF_RECORD_COMM, exec ? (1 << 13) : 0, 8 + 8 + sl + 16);
+	rb_u32(b, pid);
+	rb_u32(b, tid);
+	padded_str(b, comm, sl);
+	sid(b, pid, tid, time);
+}
+
+void rb_mmap2(struct rb *b, uint32_t pid, uint64_t start, uint64_t len,
+	      uint64_t pgoff, const char *file, uint64_t time)
+{
+	size_t sl = pad8(strlen(file) + 1);
+	unsigned char zero[24] = { 0 };
+
+	hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 72 + sl + 16);
+	rb_u32(b, pid);
+	rb_u32(b, pid);
+	rb_u64(b, start);
+	rb_u64(b, len);
+	rb_u64(b, pgoff);
+	rb_put(b, zero, 24);		/* maj, min, ino, ino_generation */
+	rb_u32(b, 5);			/* PROT_READ | PROT_EXEC */
+	rb_u32(b, 2);			/* MAP_PRIVATE */
+	padded_str(b, file, sl);
+	sid(b, pid, pid, time);
+}
+
+void rb_fork(struct rb *b, uint32_t pid, uint32_t ppid, uint32_t tid,
+	     uint32_t ptid, uint64_t time)
+{
+	hdr(b, PERF_RECORD_FORK, 0, 32 + 16);
+	rb_u32(b, pid);
+	rb_u32(b, ppid);
+	rb_u32(b, tid);
+	rb_u32(b, ptid);
+	rb_u64(b, time);
+	sid(b, pid, tid, time);
+}
+
+void rb_sample(struct rb *b, uint32_t pid, uint32_t tid, uint64_t time,
+	       const uint64_t *chain, unsigned nr, uint64_t period)
+{
+	uint64_t ip = 0;
+	unsigned i;
+
+	/* The sample ip is the first callchain entry that is no context
+	 * marker (markers are >= (u64)-4095). */
+	for (i = 0; i < nr; i++) {
+		if (chain[i] < (uint64_t)-4095) {
+			ip = chain[i];
+			break;
+		}
+	}
+	hdr(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 8 + 8 + 8 + 8 + 8 + 8 * nr);
+	rb_u64(b, ip);
+	rb_u32(b, pid);
+	rb_u32(b, tid);
+	rb_u64(b, time);
+	rb_u64(b, period);
+	rb_u64(b, nr);
+	rb_put(b, chain, 8 * nr);
+}
+
+void rb_round(struct rb *b)
+{
+	hdr(b, 68, 0, 8);
+}
+
+void rb_raw(struct rb *b, uint32_t type, uint16_t misc, const void *payload,
+	    size_t len)
+{
+	hdr(b, type, misc, 8 + len);
+	rb_put(b, payload, len);
+}
+
+void rb_file(struct rb *out, const struct perf_event_attr *attr,
+	     size_t attr_size, const struct rb *data, const char *hostname)
+{
+	size_t ids_off = 104, attrs_off = ids_off + 8;
+	size_t data_off = attrs_off + attr_size, feat_off, payload_off;
+	size_t hl = pad8(strlen(hostname) + 1);
+	unsigned char abuf[512] = { 0 };
+	uint64_t bits[4] = { 1ULL << 3 /* HOSTNAME */, 0, 0, 0 };
+
+	out->len = 0;
+	rb_u64(out, 0x32454c4946524550ULL);	/* "PERFILE2" */
+	rb_u64(out, 104);
+	rb_u64(out, attr_size);
+	rb_u64(out, attrs_off);
+	rb_u64(out, attr_size);
+	rb_u64(out, data_off);
+	rb_u64(out, data->len);
+	rb_u64(out, 0);
+	rb_u64(out, 0);
+	rb_put(out, bits, sizeof(bits));
+	rb_u64(out, 42);			/* the one sample id */
+	memcpy(abuf, attr, sizeof(*attr) < attr_size - 16 ? sizeof(*attr) : attr_size - 16);
+	rb_put(out, abuf, attr_size - 16);
+	rb_u64(out, ids_off);
+	rb_u64(out, 8);
+	rb_put(out, data->p, data->len);
+	feat_off = out->len;
+	payload_off = feat_off + 16;
+	rb_u64(out, payload_off);
+	rb_u64(out, 4 + hl);
+	rb_u32(out, (uint32_t)hl);
+	padded_str(out, hostname, hl);
+}
+
+void rb_pipe(struct rb *out, const struct perf_event_attr *attr,
+	     const struct rb *data)
+{
+	out->len = 0;
+	rb_u64(out, 0x32454c4946524550ULL);
+	rb_u64(out, 16);
+	hdr(out, 64, 0, 8 + sizeof(*attr) + 8);
+	rb_put(out, attr, sizeof(*attr));
+	rb_u64(out, 42);
+	rb_put(out, data->p, data->len);
+}
