@@ -105,7 +105,8 @@ build() {
 }
 
 # record NAME MODE [ARGS...]: record $E2E_BIN/NAME ARGS with perf into
-# $E2E_DATA/NAME-MODE.data (MODE: fp = -g, dwarf = --call-graph dwarf) unless
+# $E2E_DATA/NAME-MODE.data (MODE: fp = -g, dwarf = --call-graph dwarf,
+# sys = -a -g: every CPU, every process, while NAME runs) unless
 # this suite run has recorded it already.  The workload's stdout goes to
 # $E2E_DATA/NAME-MODE.out, perf's messages to NAME-MODE.perf.log.
 # -N keeps our throw-away binaries out of ~/.debug.
@@ -116,6 +117,7 @@ record() {
 	case $mode in
 	fp) cg=-g ;;
 	dwarf) cg=--call-graph=dwarf ;;
+	sys) cg="-a -g" ;;
 	*) die "record: bad mode $mode" ;;
 	esac
 	build "$name"
@@ -152,8 +154,8 @@ glob_escape() {
 # check_globs FOLDED EXPECT: every positive pattern of EXPECT matches at least
 # one line of FOLDED, no "!" pattern matches any line, and the lines matched by
 # positive patterns carry at least "%coverage N" percent of the samples.
-# Pattern files: '#' comments, blank lines ignored; bash glob syntax
-# ([[ line == pattern ]]), matched against whole lines including the count.
+# Pattern files: '#' comments, blank lines ignored; shell glob syntax
+# (case patterns, no extglob), matched against whole lines with the count.
 check_globs() {
 	local folded=$1 expect=$2 cov=0 pat line n total=0 covered=0 hit
 	local -a pos=() neg=() lines=()
@@ -172,16 +174,19 @@ check_globs() {
 		total=$((total + n))
 		hit=0
 		for i in "${!pos[@]}"; do
-			# shellcheck disable=SC2053
-			if [[ $line == ${pos[$i]} ]]; then
+			# case, not [[ == ]]: [[ ]] matches as if extglob were on, and
+			# "*(" would start an extglob group.
+			# shellcheck disable=SC2254
+			case $line in ${pos[$i]})
 				seen[i]=1
 				hit=1
-			fi
+				;;
+			esac
 		done
 		[ $hit -eq 1 ] && covered=$((covered + n))
 		for pat in "${neg[@]}"; do
-			# shellcheck disable=SC2053
-			[[ $line == $pat ]] && fail "${expect##*/}: forbidden pattern matched: $line"
+			# shellcheck disable=SC2254
+			case $line in $pat) fail "${expect##*/}: forbidden pattern matched: $line" ;; esac
 		done
 	done
 	for i in "${!pos[@]}"; do

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Corpus test: every perf.data in shared/corpus/perf_data_converter (perf
+# 3.2-6.12, x86_64/i686/armv7, file and pipe mode, corrupt and empty files).
+# MANIFEST.tsv gives perf 6.1's own sample count for each file
+# (`perf report -D | grep -c PERF_RECORD_SAMPLE`); 0 means perf found none or
+# rejected the file.
+#   count > 0: `perfspy info --json` exits 0 and reports exactly that many
+#              "samples";
+#   count = 0: exit 1 with stderr naming the file, or exit 0 with 0 samples;
+#   always:    `perfspy convert` exits 0 or 1 (1 naming the file), and
+#              neither command crashes or runs past CORPUS_TIMEOUT (10 s);
+#   exit 0:    info's per-event counts add up to its total, and convert
+#              (first event by default, then --event NAME for each other
+#              event) folds exactly that many samples.
+# The corpus lives beside the clone (CI puts shared/ there): $PERFSPY_CORPUS,
+# else $(git rev-parse --show-toplevel)/../shared, else /work/shared.
+set -u
+export LC_ALL=C
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+O=${O:-build}
+case $O in /*) ;; *) O=$TOP/$O ;; esac
+PERFSPY=${PERFSPY:-$O/perfspy}
+PY=${PYTHON3:-$(command -v /usr/bin/python3 || command -v python3 || true)}
+tmo=${CORPUS_TIMEOUT:-10}
+
+corpus=${PERFSPY_CORPUS:-}
+if [ -z "$corpus" ]; then
+	root=$(git -C "$TOP" rev-parse --show-toplevel 2>/dev/null || echo "$TOP")
+	for d in "$root/../shared/corpus/perf_data_converter" /work/shared/corpus/perf_data_converter; do
+		[ -f "$d/MANIFEST.tsv" ] && { corpus=$d; break; }
+	done
+fi
+if [ -z "$corpus" ] || [ ! -f "$corpus/MANIFEST.tsv" ]; then
+	echo "SKIP: corpus not found (../shared/corpus/perf_data_converter beside the clone)"
+	exit 77
+fi
+[ -x "$PERFSPY" ] || { echo "FAIL: $PERFSPY not built (run make)"; exit 1; }
+[ -n "$PY" ] || { echo "FAIL: python3 not found"; exit 1; }
+echo "corpus: $corpus"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfspy-corpus.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# verdict RC: "crash (signal N)", "timeout" or "".
+verdict() {
+	if [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; then
+		echo "timeout after ${tmo}s"
+	elif [ "$1" -ge 128 ]; then
+		echo "crash (signal $(($1 - 128)))"
+	fi
+}
+
+nfiles=0 nagree=0 nconv=0
+bad=()
+while IFS=$'\t' read -r name want; do
+	[ "$name" = file ] && continue
+	[ -n "$name" ] || continue
+	f=$corpus/$name
+	nfiles=$((nfiles + 1))
+	ok=1 why=
+
+	# info --json
+	rc=0
+	timeout -k 2 "$tmo" "$PERFSPY" info --json "$f" >"$tmp/json" 2>"$tmp/err" || rc=$?
+	got=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples"])' "$tmp/json" 2>/dev/null)
+	v=$(verdict $rc)
+	if [ -n "$v" ]; then
+		ok=0 why="info: $v"
+	elif [ "$want" -gt 0 ]; then
+		if [ $rc -ne 0 ]; then
+			ok=0 why="info: exit $rc, want 0: $(head -c 160 "$tmp/err" | tr '\n' ' ')"
+		elif [ "$got" != "$want" ]; then
+			ok=0 why="info: ${got:-no} samples, perf counts $want"
+		fi
+	elif [ $rc -eq 1 ]; then
+		grep -qF "$name" "$tmp/err" || { ok=0 why="info: exit 1 but stderr does not name the file"; }
+	elif [ $rc -eq 0 ]; then
+		[ "$got" = 0 ] || { ok=0 why="info: ${got:-no} samples where perf finds none"; }
+	else
+		ok=0 why="info: exit $rc"
+	fi
+	info="info rc=$rc samples=${got:--}"
+
+	# convert: no crash, no hang; exit 1 names the file.  When it succeeds,
+	# each event's fold holds as many samples as info counts for the event
+	# (the default is the first event).
+	rc=0
+	timeout -k 2 "$tmo" "$PERFSPY" convert -q -i "$f" -o "$tmp/out" 2>"$tmp/err" || rc=$?
+	v=$(verdict $rc)
+	if [ -n "$v" ]; then
+		ok=0 why="${why:+$why; }convert: $v"
+	elif [ $rc -eq 1 ]; then
+		grep -qF "$name" "$tmp/err" ||
+			{ ok=0 why="${why:+$why; }convert: exit 1 but stderr does not name the file"; }
+	elif [ $rc -ne 0 ]; then
+		ok=0 why="${why:+$why; }convert: exit $rc"
+	fi
+	if [ $rc -eq 0 ]; then
+		nconv=$((nconv + 1))
+		"$PY" - "$tmp/json" >"$tmp/events" 2>/dev/null <<'PY'
+import collections, json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception:
+    sys.exit(0)
+ev = j.get("events", [])
+names = collections.Counter(e["name"] for e in ev)
+if sum(e["samples"] for e in ev) != j["samples"]:
+    print("SUM", sum(e["samples"] for e in ev), j["samples"])
+for i, e in enumerate(ev):
+    if names[e["name"]] == 1:
+        print("default" if i == 0 else "event", e["samples"], e["name"])
+PY
+		while read -r kind n ename; do
+			case $kind in
+			SUM)
+				ok=0 why="${why:+$why; }info: events sum to $n, samples is $ename"
+				continue
+				;;
+			default) got=$(awk '{ s += $NF } END { printf "%d\n", s }' "$tmp/out") ;;
+			event)
+				[ "$n" -gt 0 ] || continue
+				timeout -k 2 "$tmo" "$PERFSPY" convert -q -i "$f" --event "$ename" -o "$tmp/ev" 2>/dev/null &&
+					got=$(awk '{ s += $NF } END { printf "%d\n", s }' "$tmp/ev") || got="exit $?"
+				;;
+			esac
+			[ "$got" = "$n" ] ||
+				{ ok=0 why="${why:+$why; }convert${kind/default/} $ename: $got samples, info counts $n"; }
+		done <"$tmp/events"
+	fi
+	conv="convert rc=$rc"
+	[ $rc -eq 1 ] && conv="$conv ($(head -n 1 "$tmp/err" | sed "s|$corpus/||" | cut -c1-70))"
+
+	if [ $ok -eq 1 ]; then
+		nagree=$((nagree + 1))
+		printf '  ok    %-34s perf=%-6s %s; %s\n' "$name" "$want" "$info" "$conv"
+	else
+		bad+=("$name")
+		printf '  FAIL  %-34s perf=%-6s %s\n' "$name" "$want" "$why"
+	fi
+done <"$corpus/MANIFEST.tsv"
+
+echo "corpus: $nagree/$nfiles files agree ($nconv converted with exit 0)"
+[ $nfiles -gt 0 ] && [ $nagree -eq $nfiles ]
