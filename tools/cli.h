@@ -41,6 +41,7 @@ struct cli_out {
 	FILE *f;
 	char *path;
 	char *tmp;
+	bool direct; /* a device or FIFO written in place */
 };
 
 int cli_out_open(struct cli_out *o, const char *path);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,11 +106,23 @@ void cli_progress_end(void)
 int cli_out_open(struct cli_out *o, const char *path)
 {
 	const char *slash;
+	struct stat st;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
 	if (!path || !strcmp(path, "-")) {
 		o->f = stdout;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A device or FIFO: renaming over it would replace the
+		 * node, so write to it directly. */
+		o->f = fopen(path, "w");
+		if (!o->f) {
+			cli_err("%s: cannot open output: %s", path, strerror(errno));
+			return -1;
+		}
+		o->direct = true;
 		return 0;
 	}
 	o->path = strdup(path);
@@ -148,8 +161,16 @@ int cli_out_commit(struct cli_out *o)
 	int err = 0;
 
 	if (!o->path) {
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			cli_err("<stdout>: write error: %s", strerror(errno));
+		const char *name = o->direct ? "output" : "<stdout>";
+
+		if (fflush(o->f) != 0 || ferror(o->f)) {
+			cli_err("%s: write error: %s", name, strerror(errno));
+			if (o->direct)
+				fclose(o->f);
+			return -1;
+		}
+		if (o->direct && fclose(o->f) != 0) {
+			cli_err("%s: write error: %s", name, strerror(errno));
 			return -1;
 		}
 		return 0;
