@@ -3,8 +3,8 @@
  * Processes, threads and executable maps (see machine.h).
  *
  * Record semantics follow reference/perf-data-format.md §2.4: COMM with
- * PERF_RECORD_MISC_COMM_EXEC replaces the process image, so its maps are
- * dropped; FORK with pid != ppid starts a process with a copy of the
+ * PERF_RECORD_MISC_COMM_EXEC renames the thread (the new image's maps
+ * replace the old ones as they arrive); FORK with pid != ppid starts a process with a copy of the
  * parent's maps; a thread inherits its parent thread's name.
  */
 #include "machine.h"
@@ -301,7 +301,6 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 int mach_comm(struct machine *m, const struct rec_comm *c)
 {
 	struct mach_thread *t = mach_thread(m, (s32)c->pid, (s32)c->tid);
-	struct mach_proc *p;
 
 	if (!t)
 		return -ENOMEM;
@@ -309,8 +308,9 @@ int mach_comm(struct machine *m, const struct rec_comm *c)
 	if (!t->comm)
 		return -ENOMEM;
 	t->seen = true;
-	if (c->exec && (p = find_proc(m, (s32)c->pid)))
-		p->nr_maps = 0; /* a new image; its mmaps follow */
+	/* An exec keeps the old maps until the new image's mmaps cut them:
+	 * samples taken inside execve() still return into the old image
+	 * (perf's __thread__set_comm flushes only its unwind cache too). */
 	return 0;
 }
 
