@@ -60,6 +60,14 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
 			  size_t size);
 
+/*
+ * Resolve @dso by its symbol table only, without DWARF lines or inlines
+ * (py-spy does so for the python binary and libpython, pyspy-formats.md
+ * §1.8 item 3; it also skips reading their debug info). Best called
+ * before the first sym_resolve() on @dso; a change drops its cache.
+ */
+void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf);
+
 /* The path the DSO was recorded under, as given to sym_dso_get(). */
 const char *sym_dso_name(const struct sym_dso *dso);
 

@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for libconv/symbols.c.
+ *
+ * The fixtures in tests/unit/fixtures/ are compiled at run time into a
+ * temporary directory and dlopen()ed, so expected values come from the
+ * running process and the source text, not from another symbolizer:
+ * addresses from the fixtures' own return-address probes and function
+ * pointers, file offsets from dl_iterate_phdr(), lines from the
+ * `LINE:name` markers in the sources. Also covered: the demangler on a
+ * hand-written table, build-id checks and the build-id cache, --symfs,
+ * pseudo and missing files, and kallsyms parsing from a fake file.
+ * Exit 77 (skip) when no C compiler is available.
+ */
+#include "symbols.h"
+#include "test.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FIXTURE_BID "0123456789abcdef0123456789abcdef01234567"
+
+static char tmpdir[256];
+static char fixdir[512];
+
+/* ---- helpers ---- */
+
+struct log_cap {
+	int warnings;
+	char last[512];
+};
+
+static void log_fn(void *ctx, int level, const char *msg)
+{
+	struct log_cap *c = ctx;
+
+	if (level <= LOG_WARN) {
+		c->warnings++;
+		snprintf(c->last, sizeof(c->last), "%s", msg);
+	}
+}
+
+static int run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* The line of the `LINE:name` marker in @src, 0 if absent. */
+static int marker_line(const char *src, const char *name)
+{
+	char want[128], buf[1024];
+	int line = 0;
+	FILE *f = fopen(src, "r");
+
+	snprintf(want, sizeof(want), "/* LINE:%s */", name);
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (strstr(buf, want)) {
+			fclose(f);
+			return line;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static const char *base(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+struct off_query {
+	const char *path;
+	u64 addr, off;
+	bool found;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct off_query *q = arg;
+	u64 rel;
+	int i;
+
+	(void)size;
+	if (!info->dlpi_name || strcmp(info->dlpi_name, q->path))
+		return 0;
+	rel = q->addr - info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && rel >= ph->p_vaddr &&
+		    rel < ph->p_vaddr + ph->p_filesz) {
+			q->off = rel - ph->p_vaddr + ph->p_offset;
+			q->found = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* File offset of @addr inside the loaded object @path (as perf records
+ * it: ip - map start + pgoff). */
+static u64 file_off(const char *path, const void *addr)
+{
+	struct off_query q = { path, (u64)(uintptr_t)addr, 0, false };
+
+	dl_iterate_phdr(phdr_cb, &q);
+	T(q.found);
+	return q.off;
+}
+
+static void hex_bid(const char *hex, u8 *out)
+{
+	size_t i;
+
+	for (i = 0; i < 20; i++)
+		sscanf(hex + 2 * i, "%2hhx", &out[i]);
+}
+
+static bool find_fixdir(void)
+{
+	const char *src = __FILE__, *env = getenv("PERFSPY_SRCDIR");
+	const char *slash = strrchr(src, '/');
+	struct stat st;
+
+	snprintf(fixdir, sizeof(fixdir), "%.*s/fixtures",
+		 slash ? (int)(slash - src) : 1, slash ? src : ".");
+	if (!stat(fixdir, &st))
+		return true;
+	if (env)
+		snprintf(fixdir, sizeof(fixdir), "%s/tests/unit/fixtures", env);
+	return !stat(fixdir, &st);
+}
+
+/* ---- demangling ---- */
+
+static void test_demangle(void)
+{
+	static const char *const cases[][2] = {
+		{ "_ZN2at6native10add_kernelERNS_18TensorIteratorBaseERKN3c106ScalarE",
+		  "at::native::add_kernel" },
+		{ "_ZNK3foo3barclEv", "foo::bar::operator()" },
+		{ "_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo" },
+		{ "_Z3maxIiET_S0_S0_", "max<int>" },
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
+		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "_ZN3fooltERKS_", "foo::operator<" },
+		{ "_ZN3foolsEi", "foo::operator<<" },
+		{ "_ZN3fooptEv", "foo::operator->" },
+		{ "_ZN3foocviEv", "foo::operator int" },
+		{ "_ZN3foonwEm", "foo::operator new" },
+		{ "_ZltIiEbRKT_S2_", "operator< <int>" },
+		{ "_ZN3Foo3getIiEET_v", "Foo::get<int>" },
+		{ "_Z3fooIiEPFvdEi", "foo<int>" },
+		{ "_ZN3foo3bazIiEEPFT_vEv", "foo::baz<int>" },
+		{ "_Z3fooi.cold", "foo" },
+		{ "_ZN3foo3barEv.part.0.isra.0", "foo::bar" },
+		{ "_ZNKR3foo3barEv", "foo::bar" },
+		{ "_ZZ4mainENKUliE_clEi", "main::{lambda(int)#1}::operator()" },
+		{ "_ZNSt17_Function_handlerIFviEZ4mainEUliE_E9_M_invokeERKSt9_Any_dataOi",
+		  "std::_Function_handler<void (int), main::{lambda(int)#1}>::_M_invoke" },
+		{ "_ZN3foo3barB5cxx11Ev", "foo::bar[abi:cxx11]" },
+		{ "_ZN3FooD0Ev", "Foo::~Foo" },
+		{ "_ZThn8_N3Foo3barEv", "non-virtual thunk to Foo::bar" },
+		{ "_ZTV3Foo", "vtable for Foo" },
+		{ "_ZN3foo3barE", "foo::bar" },
+		{ "main", "main" },
+		{ "foo.cold", "foo.cold" },
+		{ "_Zxyz", "_Zxyz" },
+		{ "_Z", "_Z" },
+	};
+	struct sym_ctx *ctx;
+	const char *a, *b;
+	size_t i;
+
+	T_EQ_INT(sym_ctx_new(NULL, &ctx), 0);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		T_EQ_STR(sym_demangle(ctx, cases[i][0]), cases[i][1]);
+	/* Cached: the same pointer comes back. */
+	a = sym_demangle(ctx, cases[0][0]);
+	b = sym_demangle(ctx, cases[0][0]);
+	T(a == b);
+	sym_ctx_free(ctx);
+}
+
+/* ---- the C fixture ---- */
+
+struct fixture {
+	char so[1024];
+	char src[1024];
+	void *h;
+	void **ras;
+	void **fns;
+};
+
+static bool build_fixture(struct fixture *fx, const char *cc,
+			  const char *flags, const char *src, const char *tag)
+{
+	snprintf(fx->src, sizeof(fx->src), "%s/%s", fixdir, src);
+	snprintf(fx->so, sizeof(fx->so), "%s/lib%s.so", tmpdir, tag);
+	if (run("%s -O2 -g %s -shared -fPIC -Wl,--build-id=0x" FIXTURE_BID
+		" -o %s %s 2>/dev/null", cc, flags, fx->so, fx->src)) {
+		fprintf(stderr, "%s: cannot build with %s %s\n", tag, cc, flags);
+		return false;
+	}
+	fx->h = dlopen(fx->so, RTLD_NOW | RTLD_LOCAL);
+	T(fx->h != NULL);
+	return fx->h != NULL;
+}
+
+static void expect_frame(const struct sym_frame *f, const char *func,
+			 const char *file, int line)
+{
+	T(line > 0); /* the marker exists */
+	T_EQ_STR(f->func, func);
+	T_EQ_STR(base(f->file), file);
+	T_EQ_INT(f->line, line);
+}
+
+static void check_c_frames(struct sym_ctx *ctx, struct sym_dso *dso,
+			   struct fixture *fx)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	int n;
+
+	/* leaf_inline inlined into outer_noinline */
+	n = sym_resolve(ctx, dso, file_off(fx->so, fx->ras[0]), true, fr);
+	T_EQ_INT(n, 2);
+	if (n == 2) {
+		expect_frame(&fr[0], "leaf_inline", "symtest.c",
+			     marker_line(fx->src, "probe_in_leaf"));
+		expect_frame(&fr[1], "outer_noinline", "symtest.c",
+			     marker_line(fx->src, "call_leaf"));
+	}
+	/* two levels: leaf_inline in mid_inline in outer_two_levels */
+	n = sym_resolve(ctx, dso, file_off(fx->so, fx->ras[2]), true, fr);
+	T_EQ_INT(n, 3);
+	if (n == 3) {
+		expect_frame(&fr[0], "leaf_inline", "symtest.c",
+			     marker_line(fx->src, "probe_in_leaf"));
+		expect_frame(&fr[1], "mid_inline", "symtest.c",
+			     marker_line(fx->src, "call_leaf_in_mid"));
+		expect_frame(&fr[2], "outer_two_levels", "symtest.c",
+			     marker_line(fx->src, "call_mid"));
+	}
+	n = sym_resolve(ctx, dso, file_off(fx->so, fx->ras[1]), true, fr);
+	T_EQ_INT(n, 1);
+	expect_frame(&fr[0], "global_fn", "symtest.c",
+		     marker_line(fx->src, "global_fn"));
+	/* Function entries (not return addresses); static included. */
+	n = sym_resolve(ctx, dso, file_off(fx->so, fx->fns[0]), false, fr);
+	T_EQ_INT(n, 1);
+	expect_frame(&fr[0], "static_fn", "symtest.c",
+		     marker_line(fx->src, "static_fn"));
+	n = sym_resolve(ctx, dso, file_off(fx->so, fx->fns[1]), false, fr);
+	T_EQ_INT(n, 1);
+	T_EQ_STR(fr[0].func, "global_fn");
+}
+
+static void test_c_fixture(const char *cc, const char *flags, const char *tag)
+{
+	struct log_cap cap = { 0 };
+	struct log_sink sink = { log_fn, &cap, LOG_DEBUG };
+	struct sym_opts opts = { .kallsyms = "", .log = &sink,
+				 .buildid_dir = tmpdir };
+	struct sym_frame fr[SYM_MAX_FRAMES], fr2[SYM_MAX_FRAMES];
+	struct sym_dso *dso, *dso2;
+	struct sym_stats st;
+	struct fixture fx;
+	struct sym_ctx *ctx;
+	int (*fn)(void);
+	u8 bid[20];
+	int n, n2;
+
+	if (!build_fixture(&fx, cc, flags, "symtest.c", tag))
+		return;
+	fx.ras = dlsym(fx.h, "symtest_ras");
+	fx.fns = dlsym(fx.h, "symtest_fns");
+	*(void **)&fn = dlsym(fx.h, "symtest_run");
+	T(fx.ras && fx.fns && fn);
+	if (!fx.ras || !fx.fns || !fn)
+		return;
+	fn();
+	hex_bid(FIXTURE_BID, bid);
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+
+	/* Without a build id, then with the right one. */
+	T_EQ_INT(sym_dso_get(ctx, fx.so, NULL, 0, &dso), 0);
+	check_c_frames(ctx, dso, &fx);
+	T(sym_dso_found(ctx, dso));
+	T_EQ_INT(sym_dso_get(ctx, fx.so, bid, sizeof(bid), &dso2), 0);
+	T(dso2 != dso);
+	check_c_frames(ctx, dso2, &fx);
+
+	/* Symbol table only: the real function, no file or line. */
+	sym_dso_set_no_dwarf(dso2, true);
+	n = sym_resolve(ctx, dso2, file_off(fx.so, fx.ras[2]), true, fr);
+	T_EQ_INT(n, 1);
+	T_EQ_STR(fr[0].func, "outer_two_levels");
+	T(fr[0].file == NULL && fr[0].line == 0);
+	sym_dso_set_no_dwarf(dso2, false);
+	T_EQ_INT(sym_resolve(ctx, dso2, file_off(fx.so, fx.ras[2]), true, fr), 3);
+
+	/* Cached lookups return the same frames. */
+	n = sym_resolve(ctx, dso, file_off(fx.so, fx.ras[2]), true, fr);
+	n2 = sym_resolve(ctx, dso, file_off(fx.so, fx.ras[2]), true, fr2);
+	T_EQ_INT(n, n2);
+	T(n > 0 && !memcmp(fr, fr2, sizeof(fr[0]) * (size_t)n));
+	sym_ctx_stats(ctx, &st);
+	T(st.cache_misses < st.resolves);
+	T_EQ_INT(st.dsos, 2);
+	T_EQ_INT(cap.warnings, 0);
+	sym_ctx_free(ctx);
+	dlclose(fx.h);
+}
+
+/* ---- build ids, cache, symfs, missing files ---- */
+
+/* Wrong build id, perf's build-id cache, padded ids, late build ids. */
+static void check_build_ids(struct fixture *fx, u64 off, const char *cache)
+{
+	struct log_cap cap = { 0 };
+	struct log_sink sink = { log_fn, &cap, LOG_WARN };
+	struct sym_opts opts = { .kallsyms = "", .log = &sink,
+				 .buildid_dir = cache };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_dso *dso, *d2;
+	u8 bid[24] = { 0 }, wrong[20];
+	struct sym_ctx *ctx;
+
+	hex_bid(FIXTURE_BID, bid);
+	memset(wrong, 0x11, sizeof(wrong));
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+
+	/* Wrong build id for a real file: not used, warned once. */
+	T_EQ_INT(sym_dso_get(ctx, fx->so, wrong, sizeof(wrong), &dso), 0);
+	T_EQ_INT(sym_resolve(ctx, dso, off, false, fr), 0);
+	T_EQ_INT(sym_resolve(ctx, dso, off + 1, false, fr), 0);
+	T(!sym_dso_found(ctx, dso));
+	T_EQ_INT(cap.warnings, 1);
+	T(strstr(cap.last, "build id differs from the recorded one") != NULL);
+	T(strstr(cap.last, fx->so) != NULL);
+
+	/* Found through the build-id cache although the path is gone. */
+	T_EQ_INT(sym_dso_get(ctx, "/nowhere/lib.so", bid, 20, &dso), 0);
+	T_EQ_INT(sym_resolve(ctx, dso, off, false, fr), 1);
+	T_EQ_STR(fr[0].func, "global_fn");
+	/* Padded to 24 bytes as in perf.data: the same DSO. */
+	T_EQ_INT(sym_dso_get(ctx, "/nowhere/lib.so", bid, 24, &d2), 0);
+	T(d2 == dso);
+	/* Build id set after creation (pipe mode). */
+	T_EQ_INT(sym_dso_get(ctx, "/nowhere/other.so", NULL, 0, &dso), 0);
+	sym_dso_set_build_id(dso, bid, 20);
+	T_EQ_INT(sym_resolve(ctx, dso, off, false, fr), 1);
+	T_EQ_INT(cap.warnings, 1);
+	sym_ctx_free(ctx);
+}
+
+static void check_symfs(u64 off, const char *root)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir,
+				 .symfs = root };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	u8 bid[20];
+
+	hex_bid(FIXTURE_BID, bid);
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, "/opt/libroot.so", bid, sizeof(bid), &dso), 0);
+	T_EQ_INT(sym_resolve(ctx, dso, off, false, fr), 1);
+	T_EQ_STR(fr[0].func, "global_fn");
+	sym_ctx_free(ctx);
+}
+
+static void test_build_ids(void)
+{
+	char cache[512], root[512];
+	struct fixture fx;
+	u64 off;
+
+	if (!build_fixture(&fx, "cc", "", "symtest.c", "bid"))
+		return;
+	fx.fns = dlsym(fx.h, "symtest_fns");
+	T(fx.fns != NULL);
+	if (!fx.fns)
+		return;
+	off = file_off(fx.so, fx.fns[1]);
+	snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+	snprintf(root, sizeof(root), "%s/root", tmpdir);
+	/* perf's layout: .build-id/xx/rest -> ../../<path>/<bid>/elf */
+	T_EQ_INT(run("mkdir -p %s/.build-id/01 %s/nowhere/lib.so/%s && "
+		     "cp %s %s/nowhere/lib.so/%s/elf && "
+		     "ln -s ../../nowhere/lib.so/%s %s/.build-id/01/%s && "
+		     "mkdir -p %s/opt && cp %s %s/opt/libroot.so",
+		     cache, cache, FIXTURE_BID, fx.so, cache, FIXTURE_BID,
+		     FIXTURE_BID, cache, FIXTURE_BID + 2, root, fx.so, root), 0);
+	check_build_ids(&fx, off, cache);
+	check_symfs(off, root);
+	dlclose(fx.h);
+}
+
+/*
+ * Separate debug info: a stripped binary plus its `debug` file in perf's
+ * cache gives DWARF lines; the debug file alone (objcopy
+ * --only-keep-debug zeroes p_filesz) still gives names from .symtab.
+ */
+static void test_split_debug(void)
+{
+	char cache[600], dir[1400], path[1500];
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = cache };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	struct fixture fx;
+	u8 bid[20];
+	u64 off;
+	int n;
+
+	if (!build_fixture(&fx, "cc", "", "symtest.c", "split"))
+		return;
+	fx.fns = dlsym(fx.h, "symtest_fns");
+	T(fx.fns != NULL);
+	if (!fx.fns)
+		return;
+	off = file_off(fx.so, fx.fns[0]); /* static_fn: only in .symtab */
+	hex_bid(FIXTURE_BID, bid);
+	snprintf(cache, sizeof(cache), "%s/splitcache", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/.build-id/01/%s", cache, FIXTURE_BID + 2);
+	if (run("mkdir -p %s && objcopy --only-keep-debug %s %s/debug && "
+		"strip -s -o %s/elf %s", dir, fx.so, dir, dir, fx.so)) {
+		fprintf(stderr, "split: no objcopy/strip, skipped\n");
+		dlclose(fx.h);
+		return;
+	}
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, "/gone/split.so", bid, sizeof(bid), &dso), 0);
+	n = sym_resolve(ctx, dso, off, false, fr);
+	T_EQ_INT(n, 1);
+	expect_frame(&fr[0], "static_fn", "symtest.c",
+		     marker_line(fx.src, "static_fn"));
+	sym_ctx_free(ctx);
+
+	snprintf(path, sizeof(path), "%s/elf", dir);
+	T_EQ_INT(unlink(path), 0);
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, "/gone/split.so", bid, sizeof(bid), &dso), 0);
+	n = sym_resolve(ctx, dso, off, false, fr);
+	T(n >= 1);
+	if (n >= 1)
+		T_EQ_STR(fr[n - 1].func, "static_fn");
+	T(sym_dso_found(ctx, dso));
+	sym_ctx_free(ctx);
+	dlclose(fx.h);
+}
+
+static int resolve_sym(struct sym_ctx *ctx, struct sym_dso *dso,
+		       const char *so, void *h, const char *sym, u64 delta,
+		       struct sym_frame *fr)
+{
+	char *addr = dlsym(h, sym);
+
+	T(addr != NULL);
+	if (!addr)
+		return -1;
+	return sym_resolve(ctx, dso, file_off(so, addr + delta), false, fr);
+}
+
+/* Alias choice, symbol versions and zero-sized labels (symalias.c). */
+static void test_aliases(void)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	char so[600], stripped[600], map[600], src[1024];
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_dso *dso, *sdso;
+	struct sym_ctx *ctx;
+	void *h;
+	int n;
+
+	snprintf(so, sizeof(so), "%s/libalias.so", tmpdir);
+	snprintf(stripped, sizeof(stripped), "%s/libalias-stripped.so", tmpdir);
+	snprintf(map, sizeof(map), "%s/alias.map", tmpdir);
+	snprintf(src, sizeof(src), "%s/symalias.c", fixdir);
+	if (run("printf 'VERS_1 { global: *; };\\n' > %s && "
+		"cc -O2 -g -shared -fPIC -Wl,--version-script=%s -o %s %s && "
+		"strip -s -o %s %s", map, map, so, src, stripped, so)) {
+		fprintf(stderr, "aliases: cannot build, skipped\n");
+		return;
+	}
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	T(h != NULL);
+	if (!h)
+		return;
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, so, NULL, 0, &dso), 0);
+	T_EQ_INT(sym_dso_get(ctx, stripped, NULL, 0, &sdso), 0);
+	/* Global over weak, unversioned over `vfn@@VERS_1`, then the
+	 * longer name: the same answer with and without .symtab. */
+	n = resolve_sym(ctx, dso, so, h, "vfn_impl", 1, fr);
+	T_EQ_INT(n, 1);
+	T_EQ_STR(fr[0].func, "vfn_impl");
+	n = sym_resolve(ctx, sdso, file_off(so, (char *)dlsym(h, "vfn_impl") + 1),
+			false, fr);
+	T_EQ_INT(n, 1);
+	T_EQ_STR(fr[0].func, "vfn_impl");
+	if (dlsym(h, "asm_fn")) {
+		/* Sized beats a longer zero-sized label at the same address. */
+		T_EQ_INT(resolve_sym(ctx, dso, so, h, "asm_fn", 1, fr), 1);
+		T_EQ_STR(fr[0].func, "asm_fn");
+		T(fr[0].file == NULL);
+		/* Past asm_fn's size: no symbol there. */
+		T_EQ_INT(resolve_sym(ctx, dso, so, h, "asm_fn", 8, fr), 0);
+		/* A zero-sized label extends to the next symbol. */
+		T_EQ_INT(resolve_sym(ctx, dso, so, h, "asm_tail", 4, fr), 1);
+		T_EQ_STR(fr[0].func, "asm_tail");
+	}
+	sym_ctx_free(ctx);
+	dlclose(h);
+}
+
+static void test_missing(void)
+{
+	static const char *const names[] = {
+		"/nonexistent/libfoo.so", "[vdso]", "[vsyscall]", "//anon",
+		"[heap]", "[kernel.kallsyms]_text", "/dev/zero (deleted)",
+		"relative.so",
+	};
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	struct sym_dso *dso, *again;
+	struct sym_ctx *ctx;
+	char map[64];
+	size_t i;
+
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		T_EQ_INT(sym_dso_get(ctx, names[i], NULL, 0, &dso), 0);
+		T_EQ_INT(sym_resolve(ctx, dso, 0x1000, false, fr), 0);
+		T_EQ_INT(sym_resolve(ctx, dso, 0x1000, true, fr), 0);
+		T(!sym_dso_found(ctx, dso));
+		T_EQ_STR(sym_dso_name(dso), names[i]);
+		T_EQ_INT(sym_dso_get(ctx, names[i], NULL, 0, &again), 0);
+		T(again == dso);
+	}
+	T_EQ_INT(sym_resolve(ctx, NULL, 0, false, fr), 0);
+	/* A JIT map is never read as a binary, even if it is an ELF file. */
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)getpid());
+	if (!run("cp /proc/self/exe %s 2>/dev/null", map)) {
+		T_EQ_INT(sym_dso_get(ctx, map, NULL, 0, &dso), 0);
+		T(!sym_dso_found(ctx, dso));
+		unlink(map);
+	}
+	sym_ctx_free(ctx);
+}
+
+/* ---- C++ ---- */
+
+static void test_cpp_fixture(const char *cxx, const char *tag)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	static const struct {
+		const char *func, *marker;
+	} want[] = {
+		{ "ns::Widget::method", "method" },
+		{ "ns::Box<int>::get", "box_get" },
+		{ NULL, NULL }, /* inlined peek, checked below */
+		{ "ns::twice<double>", "twice" },
+		{ "ns::(anonymous namespace)::anon_fn", "anon_fn" },
+		{ "ns::Functor::operator()", "functor" },
+	};
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	struct fixture fx;
+	int (*fn)(void);
+	size_t i;
+	int n;
+
+	if (!build_fixture(&fx, cxx, "", "symtest.cpp", tag))
+		return;
+	fx.ras = dlsym(fx.h, "symtest_cpp_ras");
+	*(void **)&fn = dlsym(fx.h, "symtest_cpp_run");
+	T(fx.ras && fn);
+	if (!fx.ras || !fn)
+		return;
+	fn();
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, fx.so, NULL, 0, &dso), 0);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		if (!want[i].func)
+			continue;
+		n = sym_resolve(ctx, dso, file_off(fx.so, fx.ras[i]), true, fr);
+		T_EQ_INT(n, 1);
+		expect_frame(&fr[0], want[i].func, "symtest.cpp",
+			     marker_line(fx.src, want[i].marker));
+	}
+	/* ns::Box<int>::peek, always_inline, in ns::use_peek */
+	n = sym_resolve(ctx, dso, file_off(fx.so, fx.ras[2]), true, fr);
+	T_EQ_INT(n, 2);
+	if (n == 2) {
+		expect_frame(&fr[0], "ns::Box<int>::peek", "symtest.cpp",
+			     marker_line(fx.src, "box_peek"));
+		expect_frame(&fr[1], "ns::use_peek", "symtest.cpp",
+			     marker_line(fx.src, "call_peek"));
+	}
+	sym_ctx_free(ctx);
+	dlclose(fx.h);
+}
+
+/* ---- the system libc (and its detached debug info when installed) ---- */
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "/libc.so.6")) {
+		snprintf(arg, 512, "%s", info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+static void test_libc(void)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	char libc[512] = "";
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	void *h, *qs;
+	int n;
+
+	dl_iterate_phdr(find_libc, libc);
+	/* From libc's own scope: sanitizers interpose qsort. */
+	h = *libc ? dlopen(libc, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	qs = h ? dlsym(h, "qsort") : NULL;
+	if (h)
+		dlclose(h);
+	if (!qs)
+		return;
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, libc, NULL, 0, &dso), 0);
+	n = sym_resolve(ctx, dso, file_off(libc, qs), false, fr);
+	T(n >= 1);
+	if (n >= 1) {
+		T(fr[n - 1].func && strstr(fr[n - 1].func, "qsort"));
+		/* With libc6-dbg the line comes from DWARF. */
+		if (!access("/usr/lib/debug/.build-id", F_OK) && fr[0].file)
+			T(fr[0].line > 0);
+	}
+	sym_ctx_free(ctx);
+}
+
+/* ---- kallsyms ---- */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	T(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_kallsyms(void)
+{
+	char path[600], zero[600];
+	struct sym_opts opts = { .kallsyms = path };
+	struct sym_frame fr;
+	struct sym_ctx *ctx;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", tmpdir);
+	snprintf(zero, sizeof(zero), "%s/kallsyms0", tmpdir);
+	write_file(path,
+		   "0000000000000000 A fixed_percpu_data\n"
+		   "ffffffff81000000 T _text\n"
+		   "ffffffff81000000 T startup_64\n"
+		   "ffffffff81000100 t secondary_startup_64\n"
+		   "ffffffff81000200 D some_data\n"
+		   "ffffffff81001000 W weak_fn\n"
+		   "ffffffff81001000 t __weak_fn_alias\n"
+		   "ffffffff81002000 T _etext\n"
+		   "ffffffffc0001000 t mod_fn\t[mymod]\n"
+		   "garbage line\n");
+	write_file(zero, "0000000000000000 T _text\n"
+			 "0000000000000000 t foo\n");
+
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T(sym_kernel_usable(ctx, 0));
+	T(sym_kernel_usable(ctx, 0xffffffff81000000ULL));
+	T(!sym_kernel_usable(ctx, 0xffffffff82000000ULL));
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000050ULL, &fr), 1);
+	T_EQ_STR(fr.func, "startup_64");
+	T(fr.file == NULL && fr.line == 0);
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000250ULL, &fr), 1);
+	T_EQ_STR(fr.func, "secondary_startup_64"); /* data is not text */
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81001004ULL, &fr), 1);
+	T_EQ_STR(fr.func, "__weak_fn_alias"); /* non-weak wins */
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffffc0001010ULL, &fr), 1);
+	T_EQ_STR(fr.func, "mod_fn");
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff80000000ULL, &fr), 0);
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffffc0100000ULL, &fr), 0);
+	sym_ctx_free(ctx);
+
+	opts.kallsyms = zero; /* kptr_restrict */
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T(!sym_kernel_usable(ctx, 0));
+	T_EQ_INT(sym_kernel_resolve(ctx, 0x10, &fr), 0);
+	sym_ctx_free(ctx);
+
+	opts.kallsyms = ""; /* disabled */
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T(!sym_kernel_usable(ctx, 0));
+	sym_ctx_free(ctx);
+
+	opts.kallsyms = "/nonexistent/kallsyms";
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T(!sym_kernel_usable(ctx, 0));
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000050ULL, &fr), 0);
+	sym_ctx_free(ctx);
+
+}
+
+/* The running kernel, when /proc/kallsyms has real addresses (root). */
+static void test_proc_kallsyms(void)
+{
+	struct sym_frame fr;
+	struct sym_ctx *ctx;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	unsigned long long addr = 0;
+	char type, name[256];
+
+	T_EQ_INT(sym_ctx_new(NULL, &ctx), 0);
+	while (f && fscanf(f, "%llx %c %255s%*[^\n]", &addr, &type, name) == 3)
+		if (!strcmp(name, "schedule") && (type == 'T' || type == 't'))
+			break;
+	if (f)
+		fclose(f);
+	if (sym_kernel_usable(ctx, 0) && addr && !strcmp(name, "schedule")) {
+		T_EQ_INT(sym_kernel_resolve(ctx, addr + 1, &fr), 1);
+		T_EQ_STR(fr.func, "schedule");
+	}
+	sym_ctx_free(ctx);
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	setenv("LC_ALL", "C", 1);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/perfspy-symtest-XXXXXX",
+		 t && *t ? t : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_demangle();
+	test_kallsyms();
+	test_proc_kallsyms();
+	test_missing();
+	if (!find_fixdir() || run("cc --version >/dev/null 2>&1")) {
+		/* Skip only if everything that could run passed. */
+		fprintf(stderr, "test_symbols: no fixtures or no cc, skipping\n");
+		run("rm -rf %s", tmpdir);
+		return test_failed_checks ? 1 : 77;
+	}
+	test_c_fixture("cc", "", "c_default");
+	test_c_fixture("cc", "-gdwarf-4", "c_dwarf4");
+	if (!run("clang --version >/dev/null 2>&1"))
+		test_c_fixture("clang", "", "c_clang");
+	test_build_ids();
+	test_split_debug();
+	test_aliases();
+	if (!run("c++ --version >/dev/null 2>&1"))
+		test_cpp_fixture("c++", "cpp_default");
+	if (!run("clang++ --version >/dev/null 2>&1"))
+		test_cpp_fixture("clang++", "cpp_clang");
+	test_libc();
+	run("rm -rf %s", tmpdir);
+	TEST_MAIN_END();
+}
