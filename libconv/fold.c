@@ -239,81 +239,100 @@ PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f)
 	return f->total;
 }
 
-struct line {
-	const char *s;
-	size_t len;
-};
-
-static int cmp_line(const void *a, const void *b)
+/*
+ * Order two stacks as their rendered lines would sort bytewise, without
+ * rendering them: frames are compared name by name, and where one name
+ * is a prefix of the other the byte after it is the separator (';' if
+ * frames follow, ' ' before the count). Deep stacks make rendered output
+ * large (hundreds of MB), so the writer never holds it in memory.
+ */
+static int cmp_stacks(const struct perfspy_folder *f, const struct fold_stack *x,
+		      const struct fold_stack *y)
 {
-	const struct line *x = a, *y = b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->s, y->s, n); /* unsigned bytes: locale-free */
+	u32 i, n = x->nr < y->nr ? x->nr : y->nr;
 
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	for (i = 0; i < n; i++) {
+		u32 a = f->pool[x->off + i], b = f->pool[y->off + i];
+		u32 la = f->name_lens[a], lb = f->name_lens[b];
+		unsigned char ca, cb;
+		int c;
+
+		if (a == b)
+			continue;
+		c = memcmp(f->names[a], f->names[b], la < lb ? la : lb);
+		if (c)
+			return c;
+		if (la == lb)
+			continue; /* equal text under two ids cannot happen */
+		/* One name is a prefix of the other. */
+		ca = la < lb ? (i + 1 < x->nr ? ';' : ' ') : (unsigned char)f->names[a][lb];
+		cb = lb < la ? (i + 1 < y->nr ? ';' : ' ') : (unsigned char)f->names[b][la];
+		return ca < cb ? -1 : 1;
+	}
+	if (x->nr == y->nr)
+		return 0;
+	/* The shorter stack continues with ' ', the longer with ';' (the
+	 * empty stack is the line " COUNT"). */
+	return x->nr < y->nr ? -1 : 1;
 }
 
-/* Render every stack as its line into one buffer. */
-static int render(const struct perfspy_folder *f, char **bufp,
-		  struct line *lines)
+/* qsort has no context argument in C11; sort indices with a small
+ * merge sort instead (also stable and O(n log n) worst case). */
+static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 {
-	size_t total = 0, i, j, pos = 0;
-	char *buf;
+	size_t m, i, j, k;
 
-	for (i = 0; i < f->nr_stacks; i++) {
-		const struct fold_stack *st = &f->stacks[i];
+	if (n < 2)
+		return;
+	m = n / 2;
+	sort_idx(f, v, tmp, m);
+	sort_idx(f, v + m, tmp, n - m);
+	for (i = 0, j = m, k = 0; i < m && j < n;)
+		tmp[k++] = cmp_stacks(f, &f->stacks[v[j]], &f->stacks[v[i]]) < 0 ?
+			v[j++] : v[i++];
+	while (i < m)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
 
-		total += 24 + st->nr;
-		for (j = 0; j < st->nr; j++)
-			total += f->name_lens[f->pool[st->off + j]];
+static int write_stack(const struct perfspy_folder *f, const struct fold_stack *st,
+		       FILE *out)
+{
+	u32 j;
+
+	for (j = 0; j < st->nr; j++) {
+		u32 id = f->pool[st->off + j];
+
+		if ((j && putc(';', out) == EOF) ||
+		    fwrite(f->names[id], 1, f->name_lens[id], out) != f->name_lens[id])
+			return -EIO;
 	}
-	buf = malloc(total + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < f->nr_stacks; i++) {
-		const struct fold_stack *st = &f->stacks[i];
-
-		lines[i].s = buf + pos;
-		for (j = 0; j < st->nr; j++) {
-			u32 id = f->pool[st->off + j];
-
-			if (j)
-				buf[pos++] = ';';
-			memcpy(buf + pos, f->names[id], f->name_lens[id]);
-			pos += f->name_lens[id];
-		}
-		pos += (size_t)sprintf(buf + pos, " %llu\n",
-				       (unsigned long long)st->count);
-		lines[i].len = (size_t)(buf + pos - lines[i].s);
-	}
-	*bufp = buf;
-	return 0;
+	return fprintf(out, " %llu\n", (unsigned long long)st->count) < 0 ? -EIO : 0;
 }
 
 PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 				      const struct perfspy_write_opts *opts)
 {
-	struct line *lines;
-	char *buf = NULL;
+	u32 *idx, *tmp;
 	size_t i;
-	int err;
+	int err = 0;
 
 	(void)opts;
-	lines = xreallocarray(NULL, f->nr_stacks + 1, sizeof(*lines));
-	if (!lines)
+	idx = xreallocarray(NULL, f->nr_stacks + 1, sizeof(*idx));
+	tmp = xreallocarray(NULL, f->nr_stacks + 1, sizeof(*tmp));
+	if (!idx || !tmp) {
+		free(idx);
+		free(tmp);
 		return -ENOMEM;
-	err = render(f, &buf, lines);
-	if (err) {
-		free(lines);
-		return err;
 	}
-	qsort(lines, f->nr_stacks, sizeof(*lines), cmp_line);
+	for (i = 0; i < f->nr_stacks; i++)
+		idx[i] = (u32)i;
+	sort_idx(f, idx, tmp, f->nr_stacks);
 	for (i = 0; i < f->nr_stacks && !err; i++)
-		if (fwrite(lines[i].s, 1, lines[i].len, out) != lines[i].len)
-			err = -EIO;
-	free(buf);
-	free(lines);
+		err = write_stack(f, &f->stacks[idx[i]], out);
+	free(idx);
+	free(tmp);
 	return err;
 }

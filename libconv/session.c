@@ -710,11 +710,14 @@ static int run_pass(struct perfspy_session *s)
 		u32 type = get_u32(&rec.hdr->type);
 
 		s->nr_records++;
-		if ((++n & 0xffff) == 0) {
+		if ((++n & 0xfff) == 0) {
+			u64 keep = ord_min_offset(&o);
+
 			if ((err = report_progress(s)))
 				break;
-			rd_release_before(&s->rd, ord_min_offset(&o) < rec.offset ?
-					  ord_min_offset(&o) : rec.offset);
+			/* Pages behind the oldest queued record are done:
+			 * drop them so RSS tracks the queue, not the file. */
+			rd_release_before(&s->rd, keep < rec.offset ? keep : rec.offset);
 		}
 		if (type == REC_FINISHED_ROUND) {
 			err = flush_queue(s, &o, ord_round(&o));
