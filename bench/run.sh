@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark: `perfspy convert` against the classic text pipeline
+# `perf script | collapser | sort` on one 50 MB+ frame-pointer profile.
+#
+# The profile is recorded once and cached in $O/bench/: bench/workload.c
+# (four named threads, 40-109 middleware frames over parser, tree, fib and
+# qsort work) under `perf record -F 999 -g`, until perf.data reaches
+# BENCH_MB (default 52) million bytes; the workload watches the file's size.
+# The collapsers are ours (bench/collapse.awk, bench/collapse.py), with
+# stackcollapse-perf semantics; FlameGraph is CDDL and not used.
+#
+# Each command runs BENCH_RUNS times (default 3); the table gives the median
+# wall time, samples/s, MB/s and the peak RSS (for a pipeline, the largest
+# stage), then the pipeline/perfspy ratios.  Target (DESIGN.md, anchors B.4):
+# perfspy >= 20x faster than the pipeline, with a lower peak RSS.
+# Usage: O=build bench/run.sh   (or `make bench`).  BENCH_REFRESH=1 records
+# a new profile.
+set -u
+export LC_ALL=C
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+O=${O:-build}
+case $O in /*) ;; *) O=$TOP/$O ;; esac
+PERFSPY=${PERFSPY:-$O/perfspy}
+PERF=${PERF:-perf}
+BDIR=$O/bench
+DATA=$BDIR/bench.data
+runs=${BENCH_RUNS:-3}
+target=$(( ${BENCH_MB:-52} * 1000000 ))
+PY=${PYTHON3:-$(command -v /usr/bin/python3 || command -v python3 || true)}
+AWK=$(command -v mawk || command -v awk)
+TIME=/usr/bin/time
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+[ -x "$PERFSPY" ] || die "$PERFSPY not built (run make)"
+command -v "$PERF" >/dev/null || die "perf not found (make deps)"
+[ -n "$PY" ] || die "python3 not found"
+[ -x "$TIME" ] || { echo "bench: $TIME missing: peak RSS shown as 0" >&2; TIME=; }
+mkdir -p "$BDIR" || exit 1
+
+# --- the workload and its recording (cached) ------------------------------
+wl=$BDIR/workload
+if [ ! -x "$wl" ] || [ "$TOP/bench/workload.c" -nt "$wl" ]; then
+	${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-pthread -D_GNU_SOURCE -Wall -o "$wl" "$TOP/bench/workload.c" ||
+		die "cannot build bench/workload.c"
+fi
+size() { stat -c %s "$1" 2>/dev/null || echo 0; }
+if [ "${BENCH_REFRESH:-0}" = 1 ] || [ "$(size "$DATA")" -lt "$target" ] || [ "$wl" -nt "$DATA" ]; then
+	echo "bench: recording $DATA until it holds $((target / 1000000)) MB (a few minutes at most)..."
+	rm -f "$DATA" "$DATA.tmp"
+	"$PERF" record -N -F 999 -g -o "$DATA.tmp" -- "$wl" 900 "$DATA.tmp" "$target" \
+		>/dev/null 2>"$BDIR/record.log" || { cat "$BDIR/record.log"; die "perf record failed"; }
+	[ "$(size "$DATA.tmp")" -ge "$target" ] ||
+		die "recording has $(size "$DATA.tmp") bytes, wanted $target (see $BDIR/record.log)"
+	mv "$DATA.tmp" "$DATA"
+fi
+bytes=$(size "$DATA")
+samples=$("$PERFSPY" info --json "$DATA" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["samples"])') ||
+	die "perfspy info failed on $DATA"
+mb=$("$PY" -c "print('%.1f' % ($bytes / 1e6))")
+echo "bench: $DATA: $mb MB, $samples samples"
+
+# --- measurement ------------------------------------------------------------
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfspy-bench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+now_ns() { date +%s%N; }
+# rss FILE...: the largest %M (KiB) among /usr/bin/time outputs.
+rss() {
+	local m=0 v f
+	for f in "$@"; do
+		v=$(tail -n 1 "$f" 2>/dev/null)
+		[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt "$m" ] && m=$v
+	done
+	echo "$m"
+}
+tm() { if [ -n "$TIME" ]; then "$TIME" -f %M -o "$1" "${@:2}"; else "${@:2}"; fi; }
+
+# measure NAME: runs "run_NAME OUT" $runs times; records wall ns and RSS KiB.
+declare -A WALLS RSS
+measure() {
+	local name=$1 i t0 t1 r
+	for ((i = 1; i <= runs; i++)); do
+		rm -f "$tmp"/t.*
+		t0=$(now_ns)
+		"run_$name" "$tmp/$name.out" || die "$name failed (run $i)"
+		t1=$(now_ns)
+		WALLS[$name]+="$((t1 - t0)) "
+		r=$(rss "$tmp"/t.*)
+		[ "$r" -gt "${RSS[$name]:-0}" ] && RSS[$name]=$r
+	done
+}
+
+run_perfspy() {
+	tm "$tmp/t.1" "$PERFSPY" convert -q -i "$DATA" -o "$1"
+}
+run_script_awk() {
+	set -o pipefail
+	tm "$tmp/t.1" "$PERF" script -i "$DATA" 2>/dev/null |
+		tm "$tmp/t.2" "$AWK" -f "$TOP/bench/collapse.awk" |
+		tm "$tmp/t.3" sort >"$1"
+}
+run_script_py() {
+	set -o pipefail
+	tm "$tmp/t.1" "$PERF" script -i "$DATA" 2>/dev/null |
+		tm "$tmp/t.2" "$PY" "$TOP/bench/collapse.py" >"$1"
+}
+
+tools=(perfspy script_awk script_py)
+declare -A LABEL=(
+	[perfspy]="perfspy convert"
+	[script_awk]="perf script | collapse.awk | sort"
+	[script_py]="perf script | collapse.py"
+)
+for t in "${tools[@]}"; do
+	echo "bench: ${LABEL[$t]} x $runs..."
+	measure "$t"
+done
+
+# Sanity: every tool folds every sample.
+for t in "${tools[@]}"; do
+	n=$("$AWK" '{ s += $NF } END { printf "%d\n", s }' "$tmp/$t.out")
+	[ "$n" = "$samples" ] || echo "bench: warning: ${LABEL[$t]} folded $n samples, info counts $samples" >&2
+done
+
+# --- report -----------------------------------------------------------------
+"$PY" - "$samples" "$bytes" "${tools[@]}" <<EOF
+import sys
+samples, nbytes = int(sys.argv[1]), int(sys.argv[2])
+tools = sys.argv[3:]
+walls = {$(for t in "${tools[@]}"; do printf "'%s': [%s], " "$t" "$(echo ${WALLS[$t]} | tr ' ' ',')"; done)}
+rss = {$(for t in "${tools[@]}"; do printf "'%s': %s, " "$t" "${RSS[$t]:-0}"; done)}
+label = {$(for t in "${tools[@]}"; do printf "'%s': '%s', " "$t" "${LABEL[$t]}"; done)}
+med = {}
+print()
+print('%-36s %10s %-24s %12s %8s %12s' % ('command', 'wall s', '(all runs)', 'samples/s', 'MB/s', 'peak RSS MB'))
+for t in tools:
+    w = sorted(x / 1e9 for x in walls[t])
+    m = w[len(w) // 2]
+    med[t] = m
+    print('%-36s %10.3f %-24s %12.0f %8.1f %12.1f' % (
+        label[t], m, '(' + '/'.join('%.2f' % x for x in w) + ')',
+        samples / m, nbytes / 1e6 / m, rss[t] / 1024))
+print()
+for t in tools[1:]:
+    r = med[t] / med['perfspy']
+    rr = rss[t] / rss['perfspy'] if rss['perfspy'] else 0
+    print('%-36s %6.1fx slower than perfspy, peak RSS %.2fx perfspy\'s' % (label[t], r, rr))
+best = min(med[t] for t in tools[1:])
+ok_speed = best / med['perfspy'] >= 20
+ok_rss = all(rss['perfspy'] < rss[t] for t in tools[1:])
+print()
+print('target: perfspy >= 20x faster than the pipeline (fastest pipeline: %.1fx) %s; '
+      'peak RSS below the pipeline\'s %s' % (best / med['perfspy'],
+      'MET' if ok_speed else 'NOT MET', 'MET' if ok_rss else 'NOT MET'))
+EOF
