@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Normalizers for the differential test (tests/diff/run-native.sh).
 
-  fold.py perf [--inline] [--tid] < `perf script -F comm,tid,ip,sym,dso`
+  fold.py perf [--inline] [--tid] [--keep-tids FILE]
+          < `perf script -F comm,tid,ip,sym,dso`
       perf's samples as folded stacks of function names: root first,
       ';'-joined, one count per sample.
-  fold.py ours [--tid] < perfspy raw output (with --threads if --tid)
-      perfspy's stacks reduced to function names: the trailing " (...)"
-      location group of every frame is removed.
+  fold.py ours [--tid] [--keep-tids FILE] < perfspy raw output
+      perfspy's stacks (with --threads if --tid) reduced to function names:
+      the trailing " (...)" location group of every frame is removed.
+  --keep-tids FILE keeps only the threads whose tids FILE lists (first
+  word of each line).
   fold.py compare PERF OURS [--label L] [--worst N]
       agreement = sum over stacks of min(perf, ours) / perf samples.
       Prints "L: 99.87% of N samples agree" and the worst stacks; the last
@@ -40,8 +43,26 @@ import sys
 CLONE_SUFFIX = re.compile(r'(\.(constprop|isra|part|cold|lto_priv|localalias)(\.\d+)?)+$')
 SYMVER = re.compile(r'@@?[A-Za-z_][\w.]*$')
 HEXADDR = re.compile(r'^0x[0-9a-fA-F]+$')
-LOCATION = re.compile(r' \([^()]*\)$')
 THREAD_ROOT = re.compile(r'^thread \((\d+)\): ')
+
+
+def split_group(text):
+    """'name (a (b))' -> ('name', 'a (b)'): the trailing balanced
+    parenthesized group, which may nest ("/tmp/x (deleted)"), and the text
+    before it; (text, None) when there is none."""
+    if not text.endswith(')'):
+        return text, None
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        if text[i] == ')':
+            depth += 1
+        elif text[i] == '(':
+            depth -= 1
+            if depth == 0:
+                if i > 0 and text[i - 1] == ' ':
+                    return text[:i - 1], text[i + 1:-1]
+                return text, None
+    return text, None
 
 
 def canonical(name):
@@ -124,9 +145,8 @@ def perf_samples(stream):
             parts = line.strip().split(None, 1)
             ip = int(parts[0], 16)
             rest = parts[1] if len(parts) > 1 else '[unknown] ([unknown])'
-            m = re.match(r'^(.*) \((.*)\)$', rest)
-            sym, dso = (m.group(1), m.group(2)) if m else (rest, '[unknown]')
-            frames.append((ip, sym, dso))
+            sym, dso = split_group(rest)
+            frames.append((ip, sym, dso if dso is not None else '[unknown]'))
         else:
             if tid is not None:
                 yield tid, frames
@@ -142,7 +162,8 @@ def is_kernel(dso):
 
 
 def expandable(sym, dso):
-    return sym != '[unknown]' and dso.startswith('/') and not is_kernel(dso)
+    return (sym != '[unknown]' and dso.startswith('/') and not is_kernel(dso)
+            and not dso.endswith(' (deleted)'))
 
 
 def lookup_addr(frames, i):
@@ -158,6 +179,9 @@ def cmd_perf(args):
     inline = '--inline' in args
     tid_root = '--tid' in args
     samples = list(perf_samples(sys.stdin))
+    if '--keep-tids' in args:
+        keep = read_tids(args[args.index('--keep-tids') + 1])
+        samples = [(t, fr) for t, fr in samples if t in keep]
     inl = Inliner()
     if inline:
         req = collections.defaultdict(set)
@@ -181,8 +205,14 @@ def cmd_perf(args):
     write_counts(counts)
 
 
+def read_tids(path):
+    with open(path) as f:
+        return {line.split()[0] for line in f if line.strip()}
+
+
 def cmd_ours(args):
     tid_root = '--tid' in args
+    keep = read_tids(args[args.index('--keep-tids') + 1]) if '--keep-tids' in args else None
     counts = collections.Counter()
     for line in sys.stdin:
         line = line.rstrip('\n')
@@ -192,10 +222,12 @@ def cmd_ours(args):
         root = None
         m = THREAD_ROOT.match(stack)
         if m:
+            if keep is not None and m.group(1) not in keep:
+                continue
             root = 'tid=%s' % m.group(1)
             stack = stack[m.end():]
             stack = stack.split(';', 1)[1] if ';' in stack else ''
-        frames = [canonical(LOCATION.sub('', f)) for f in stack.split(';')] if stack else []
+        frames = [canonical(split_group(f)[0]) for f in stack.split(';')] if stack else []
         if tid_root:
             frames.insert(0, root or 'tid=?')
         counts[';'.join(frames)] += int(n)

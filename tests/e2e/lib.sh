@@ -105,30 +105,39 @@ build() {
 }
 
 # record NAME MODE [ARGS...]: record $E2E_BIN/NAME ARGS with perf into
-# $E2E_DATA/NAME-MODE.data (MODE: fp = -g, dwarf = --call-graph dwarf,
-# sys = -a -g: every CPU, every process, while NAME runs) unless
-# this suite run has recorded it already.  The workload's stdout goes to
-# $E2E_DATA/NAME-MODE.out, perf's messages to NAME-MODE.perf.log.
-# -N keeps our throw-away binaries out of ~/.debug.
+# $E2E_DATA/NAME-MODE.data unless this suite run has recorded it already.
+# MODE: fp = -g, dwarf = --call-graph dwarf, sys = -a -g for 1.5 s while
+# NAME (started 0.5 s earlier, so perf synthesizes its maps from /proc)
+# runs.  The workload's stdout goes to $E2E_DATA/NAME-MODE.out, perf's
+# messages to NAME-MODE.perf.log.  -N keeps our throw-away binaries out of
+# ~/.debug.
 record() {
-	local name=$1 mode=$2 cg
+	local name=$1 mode=$2 cg wpid
 	shift 2
 	local data=$E2E_DATA/$name-$mode.data
-	case $mode in
-	fp) cg=-g ;;
-	dwarf) cg=--call-graph=dwarf ;;
-	sys) cg="-a -g" ;;
-	*) die "record: bad mode $mode" ;;
-	esac
+	local out=$E2E_DATA/$name-$mode.out log=$E2E_DATA/$name-$mode.perf.log
 	build "$name"
 	mkdir -p "$E2E_DATA" || die "mkdir $E2E_DATA"
-	if [ ! -s "$data" ] || [ "$E2E_BIN/$name" -nt "$data" ]; then
-		"$PERF" record -N -F 999 $cg -o "$data.tmp" -- "$E2E_BIN/$name" "$@" \
-			>"$E2E_DATA/$name-$mode.out" 2>"$E2E_DATA/$name-$mode.perf.log" ||
-			{ cat "$E2E_DATA/$name-$mode.perf.log"; die "perf record $name failed"; }
-		mv "$data.tmp" "$data"
-	fi
 	REC=$data
+	[ -s "$data" ] && [ "$data" -nt "$E2E_BIN/$name" ] && return 0
+	case $mode in
+	fp | dwarf)
+		cg=-g
+		[ "$mode" = dwarf ] && cg=--call-graph=dwarf
+		"$PERF" record -N -F 999 $cg -o "$data.tmp" -- "$E2E_BIN/$name" "$@" \
+			>"$out" 2>"$log" || { cat "$log"; die "perf record $name failed"; }
+		;;
+	sys)
+		"$E2E_BIN/$name" "$@" >"$out" &
+		wpid=$!
+		sleep 0.5
+		"$PERF" record -N -F 999 -a -g -o "$data.tmp" -- sleep 1.5 >/dev/null 2>"$log" ||
+			{ kill "$wpid" 2>/dev/null; cat "$log"; die "perf record -a failed"; }
+		wait "$wpid" || die "workload $name failed"
+		;;
+	*) die "record: bad mode $mode" ;;
+	esac
+	mv "$data.tmp" "$data"
 }
 
 # perf_samples FILE: number of PERF_RECORD_SAMPLE records, perf as the oracle.
