@@ -21,7 +21,7 @@ PERF=${PERF:-perf}
 E2E_BIN=$O/e2e/bin
 E2E_DATA=$O/e2e/data
 E2E_SRC=$TOP/tests/e2e/src
-E2E_EXPECT=$TOP/tests/e2e/expect
+E2E_EXPECT=${E2E_EXPECT:-$TOP/tests/e2e/expect}
 PY=${PYTHON3:-$(command -v /usr/bin/python3 || command -v python3 || true)}
 
 nfail=0
@@ -217,7 +217,8 @@ check_globs() {
 # regen_globs FOLDED EXPECT ANCHOR: REGEN=1 helper.  Keeps the header
 # (comments, %coverage, "!" lines) of EXPECT and replaces the patterns with
 # one per output line holding >= 2% of the samples: frames above ANCHOR
-# (e.g. "main (") become "*;", line numbers become "*", counts "[0-9]*".
+# (e.g. "main (") become "*;" (after a --threads root "thread (*): NAME;"),
+# line numbers become "*", counts "[0-9]*".
 # Review the result before committing: it encodes whatever perfspy printed.
 regen_globs() {
 	local folded=$1 expect=$2 anchor=$3 tot
@@ -226,7 +227,9 @@ regen_globs() {
 		[ -f "$expect" ] && grep -E '^(#|%|!|$)' "$expect"
 		awk -v tot="$tot" '$NF * 50 >= tot { sub(/ [0-9]+$/, ""); print }' "$folded" |
 			glob_escape |
-			sed -e "s/^.*;\\($anchor\\)/*;\\1/" -e 's/:[0-9][0-9]*)/:*)/g' -e 's/$/ [0-9]*/' |
+			sed -e "s/^thread (\\([0-9]*\\)): \\([^;]*\\);.*;\\($anchor\\)/thread (*): \\2;*;\\3/" \
+				-e "/^thread (\\*)/!s/^.*;\\($anchor\\)/*;\\1/" \
+				-e 's/:[0-9][0-9]*)/:*)/g' -e 's/$/ [0-9]*/' |
 			sort -u
 	} >"$expect.new" && mv "$expect.new" "$expect"
 	say "  regenerated ${expect#"$TOP"/}"
