@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared helpers for tests/e2e/run-*.sh and tests/diff/run-*.sh (sourced, not run).
 #
 # Conventions (STYLE.md §9): a test exits 0 on pass, 1 on failure, 77 on skip.
@@ -118,6 +119,7 @@ record() {
 	local out=$E2E_DATA/$name-$mode.out log=$E2E_DATA/$name-$mode.perf.log
 	build "$name"
 	mkdir -p "$E2E_DATA" || die "mkdir $E2E_DATA"
+	# shellcheck disable=SC2034 # read by the sourcing script
 	REC=$data
 	[ -s "$data" ] && [ "$data" -nt "$E2E_BIN/$name" ] && return 0
 	case $mode in
