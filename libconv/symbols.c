@@ -184,6 +184,9 @@ struct sym_dso {
 	bool cus_built;
 	struct cu_fns *cufns;
 	size_t cufns_cap, cufns_n;
+	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
+	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */
+	bool cfi_tried;
 };
 
 struct kern_sym {
@@ -479,6 +482,8 @@ static void dso_free(struct sym_dso *d)
 	free(d->cache);
 	free(d->syms);
 	free(d->segs);
+	if (d->eh_cfi)
+		dwarf_cfi_end(d->eh_cfi);
 	if (d->dw)
 		dwarf_end(d->dw);
 	if (d->dbg)
@@ -1104,6 +1109,35 @@ static Dwarf *dso_dwarf(struct sym_dso *d)
 			d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	}
 	return d->dw;
+}
+
+/* Call frame information for the unwinder: .eh_frame from the loaded
+ * binary (what the runtime itself unwinds with), and .debug_frame as a
+ * second source (libpython has none, but some -g builds do). Both are
+ * indexed by ELF address; libdw keeps a sorted FDE table per CFI. */
+int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
+			u64 *vaddr, Dwarf_CFI **eh, Dwarf_CFI **dbg)
+{
+	int err;
+
+	*eh = *dbg = NULL;
+	if (!dso->opened && (err = dso_open(ctx, dso)))
+		return err;
+	if (!dso->found || !off_to_vaddr(dso, file_off, vaddr))
+		return -ENOENT;
+	if (!dso->cfi_tried) {
+		Dwarf *dw;
+
+		dso->cfi_tried = true;
+		if (dso->elf)
+			dso->eh_cfi = dwarf_getcfi_elf(dso->elf);
+		dw = dso_dwarf(dso);
+		if (dw)
+			dso->dbg_cfi = dwarf_getcfi(dw);
+	}
+	*eh = dso->eh_cfi;
+	*dbg = dso->dbg_cfi;
+	return 0;
 }
 
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso)
