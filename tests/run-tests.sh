@@ -8,6 +8,7 @@
 # Environment: O (build dir, default build), CI (=true: a skipped corpus, e2e
 # or diff test is a failure, STYLE.md §9), VALGRIND=1 (unit binaries under
 # valgrind --error-exitcode=1), TEST_TIMEOUT (seconds per test, default 900).
+# Sanitizer reports exit 86 (ASAN/UBSAN/LSAN_OPTIONS, unless already set).
 #
 # A test exits 0 (pass), 77 (skip) or anything else (fail).  One line per
 # test, then exactly "N passed, N failed, N skipped".  Each test's output is
@@ -31,6 +32,11 @@ cd "$TOP" || exit 1
 O=${O:-build}
 case $O in /*) ;; *) O=$TOP/$O ;; esac
 export O
+# Under `make asan`/`make ubsan` a sanitizer report must not pass for the CLI's
+# own "exit 1, bad input": make it exit 86, which no test accepts.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-exitcode=86}
 LOGS=$O/test-logs
 mkdir -p "$LOGS" || exit 1
 timeout_s=${TEST_TIMEOUT:-900}

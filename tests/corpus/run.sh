@@ -42,10 +42,13 @@ echo "corpus: $corpus"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfspy-corpus.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# verdict RC: "crash (signal N)", "timeout" or "".
+# verdict RC: "crash (signal N)", "timeout", "sanitizer error" or "".
+# tests/run-tests.sh makes sanitizer reports exit 86.
 verdict() {
 	if [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; then
 		echo "timeout after ${tmo}s"
+	elif [ "$1" -eq 86 ]; then
+		echo "sanitizer error (exit 86)"
 	elif [ "$1" -ge 128 ]; then
 		echo "crash (signal $(($1 - 128)))"
 	fi

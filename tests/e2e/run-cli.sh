@@ -93,7 +93,7 @@ if [ "$rc" -le 1 ]; then
 		fail "convert truncated perf.data: failed but left an output file"
 	fi
 else
-	fail "convert truncated perf.data: exit $rc (crash or timeout)"
+	fail "convert truncated perf.data: exit $rc (crash, sanitizer report or timeout)"
 fi
 
 # Records overwritten with 0xff in the middle of the data: the same.
@@ -110,7 +110,7 @@ for cmd in convert info; do
 	if [ "$rc" -le 1 ]; then
 		pass "$cmd corrupted perf.data: exit $rc"
 	else
-		fail "$cmd corrupted perf.data: exit $rc (crash or timeout)"
+		fail "$cmd corrupted perf.data: exit $rc (crash, sanitizer report or timeout)"
 	fi
 	[ "$rc" -eq 1 ] && err_names "$cmd corrupted perf.data" "$SCRATCH/corrupt.data"
 done
