@@ -12,7 +12,9 @@
 #              neither command crashes or runs past CORPUS_TIMEOUT (10 s);
 #   exit 0:    info's per-event counts add up to its total, and convert
 #              (first event by default, then --event NAME for each other
-#              event) folds exactly that many samples.
+#              event) folds exactly that many samples; on single-event files
+#              `convert --weight period` sums to the periods `perf script`
+#              prints (when perf is installed).
 # The corpus lives beside the clone (CI puts shared/ there): $PERFSPY_CORPUS,
 # else $(git rev-parse --show-toplevel)/../shared, else /work/shared.
 set -u
@@ -54,7 +56,9 @@ verdict() {
 	fi
 }
 
-nfiles=0 nagree=0 nconv=0
+nfiles=0 nagree=0 nconv=0 nperiod=0
+# perf, when present, is the oracle for --weight period.
+PERF=$(command -v "${PERF:-perf}" || true)
 bad=()
 while IFS=$'\t' read -r name want; do
 	[ "$name" = file ] && continue
@@ -131,6 +135,24 @@ PY
 			[ "$got" = "$n" ] ||
 				{ ok=0 why="${why:+$why; }convert${kind/default/} $ename: $got samples, info counts $n"; }
 		done <"$tmp/events"
+
+		# --weight period against perf's periods, on single-event files
+		# (hardware events in frequency mode: every period differs), when
+		# perf script sees the same number of samples as the manifest.
+		if [ -n "$PERF" ] && [ "$(grep -c . "$tmp/events")" -eq 1 ] && [ "$want" -gt 0 ]; then
+			read -r np psum < <(timeout -k 2 30 "$PERF" script -i "$f" -F period 2>/dev/null |
+				awk 'NF { n++; s += $1 } END { printf "%d %.0f\n", n, s }')
+			if [ "${np:-0}" = "$want" ]; then
+				rc=0
+				timeout -k 2 "$tmo" "$PERFSPY" convert -q --weight period -i "$f" -o "$tmp/period" 2>/dev/null || rc=$?
+				got=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$tmp/period")
+				if [ $rc -ne 0 ] || [ "$got" != "$psum" ]; then
+					ok=0 why="${why:+$why; }convert --weight period: exit $rc, total $got, perf's periods sum to $psum"
+				else
+					nperiod=$((nperiod + 1))
+				fi
+			fi
+		fi
 	fi
 	conv="convert rc=$rc"
 	[ $rc -eq 1 ] && conv="$conv ($(head -n 1 "$tmp/err" | sed "s|$corpus/||" | cut -c1-70))"
@@ -144,5 +166,5 @@ PY
 	fi
 done <"$corpus/MANIFEST.tsv"
 
-echo "corpus: $nagree/$nfiles files agree ($nconv converted with exit 0)"
+echo "corpus: $nagree/$nfiles files agree ($nconv converted with exit 0; --weight period = perf's periods on $nperiod)"
 [ $nfiles -gt 0 ] && [ $nagree -eq $nfiles ]
