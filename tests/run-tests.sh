@@ -91,8 +91,10 @@ run_unit() {
 run_e2e() {
 	local t kind
 	# Recordings are shared by the scripts of one run (tests/e2e/lib.sh),
-	# never reused from an earlier run.
-	rm -rf "$O/e2e/data"
+	# never reused from an earlier or a concurrent run; kept if a test fails.
+	mkdir -p "$O/e2e" || exit 1
+	E2E_DATA=$(mktemp -d "$O/e2e/data.XXXXXX") || exit 1
+	export E2E_DATA
 	[ -x tests/corpus/run.sh ] && run_one corpus/run corpus tests/corpus/run.sh
 	for t in tests/e2e/run-*.sh tests/diff/run-*.sh; do
 		[ -f "$t" ] || continue
@@ -112,5 +114,12 @@ all)
 	;;
 esac
 
+if [ -n "${E2E_DATA:-}" ]; then
+	if [ $nfail -eq 0 ]; then
+		rm -rf "$E2E_DATA"
+	else
+		echo "(recordings kept in ${E2E_DATA#"$TOP"/})"
+	fi
+fi
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ $nfail -eq 0 ]

@@ -7,9 +7,10 @@
 # not "true"; under CI=true the same condition is a failure.
 #
 # Workloads are C/C++ programs in tests/e2e/src/, compiled at run time into
-# $O/e2e/bin/ and recorded into $O/e2e/data/.  A recording is reused by later
-# scripts of the same suite run (tests/run-tests.sh empties $O/e2e/data first),
-# so the diff tests see the same perf.data as the e2e tests.
+# $O/e2e/bin/ and recorded into $E2E_DATA (default $O/e2e/data/).  A recording
+# is reused by later scripts of the same suite run (tests/run-tests.sh gives
+# each run a fresh E2E_DATA), so the diff tests see the same perf.data as the
+# e2e tests.
 
 set -u
 export LC_ALL=C
@@ -20,7 +21,7 @@ case $O in /*) ;; *) O=$TOP/$O ;; esac
 PERFSPY=${PERFSPY:-$O/perfspy}
 PERF=${PERF:-perf}
 E2E_BIN=$O/e2e/bin
-E2E_DATA=$O/e2e/data
+E2E_DATA=${E2E_DATA:-$O/e2e/data}
 E2E_SRC=$TOP/tests/e2e/src
 E2E_EXPECT=${E2E_EXPECT:-$TOP/tests/e2e/expect}
 PY=${PYTHON3:-$(command -v /usr/bin/python3 || command -v python3 || true)}
@@ -99,9 +100,9 @@ build() {
 	if [ ! -x "$E2E_BIN/$name" ] || [ "$src" -nt "$E2E_BIN/$name" ]; then
 		# Compile in the source directory with a relative file name so that
 		# DW_AT_name is plain "NAME.c", as users see it.
-		(cd "$E2E_SRC" && $cc $flags -o "$E2E_BIN/$name.tmp" "${src##*/}") ||
+		(cd "$E2E_SRC" && $cc $flags -o "$E2E_BIN/$name.tmp.$$" "${src##*/}") ||
 			die "cannot compile $src"
-		mv "$E2E_BIN/$name.tmp" "$E2E_BIN/$name"
+		mv "$E2E_BIN/$name.tmp.$$" "$E2E_BIN/$name"
 	fi
 }
 
