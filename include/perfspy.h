@@ -119,9 +119,12 @@ struct perfspy_open_opts {
 	const char *kallsyms;
 	/* Name shown in messages (defaults to the path, or "<stdin>"). */
 	const char *display_name;
+	/* Where /tmp/perf-PID.map and jit-PID.dump files are (copied off
+	 * the profiled machine); NULL means /tmp. */
+	const char *perf_map_dir;
 	size_t : 0;
 };
-#define perfspy_open_opts__last_field display_name
+#define perfspy_open_opts__last_field perf_map_dir
 
 /*
  * Open @path ("-" reads standard input as a stream). Only the header is
@@ -191,9 +194,23 @@ struct perfspy_convert_opts {
 	/* Progress reporting; called at most about 10 times a second. */
 	perfspy_progress_fn progress_fn;
 	void *progress_ctx;
+	/* Keep interpreter-internal native frames (_PyEval_EvalFrameDefault,
+	 * vectorcall glue, trampolines) in stacks that have Python frames;
+	 * by default they are dropped, as py-spy --native does. */
+	bool keep_interpreter;
+	/* Python frames only (and the thread root), for diffing against
+	 * py-spy captures. */
+	bool python_only;
+	/* Python frame names as qualnames (`Class.method`) instead of
+	 * co_name (`method`, py-spy 0.4.2). */
+	bool qualname;
+	/* `name (file)` without line numbers. */
+	bool no_lineno;
+	/* Keep Python file names as recorded instead of py-spy's short form. */
+	bool full_filenames;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field progress_ctx
+#define perfspy_convert_opts__last_field full_filenames
 
 /*
  * Read every record of the session, keep statistics (see
@@ -254,6 +271,13 @@ struct perfspy_info {
 	uint32_t nr_threads;
 	bool truncated;	       /* data ended inside a record */
 	uint64_t truncated_at; /* file offset of the cut */
+	/* DWARF unwinding of user stack dumps (after a pass): */
+	uint64_t stacks_unwound; /* samples with a user stack dump */
+	uint64_t stacks_root;	 /* reached the thread's first frame */
+	uint64_t stacks_cut;	 /* ended at the end of the stack dump */
+	uint64_t stacks_lost;	 /* ended without CFI or frame pointer */
+	uint32_t max_stack_used; /* deepest stack dump perf filled, bytes */
+	uint64_t python_frames;	 /* Python frames named (perf map/jitdump) */
 	size_t : 0;
 };
 
@@ -308,6 +332,8 @@ struct perfspy_stats {
 	uint64_t frames_no_map;	     /* addresses outside any map */
 	uint64_t stacks_truncated;   /* callchains hitting the max depth */
 	uint64_t out_of_order;	     /* records older than a flushed round */
+	uint64_t frames_python;	     /* Python frames named */
+	uint64_t frames_interpreter; /* interpreter frames dropped */
 	size_t : 0;
 };
 

@@ -26,9 +26,12 @@ void mach_free(struct machine *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->procs_cap; i++)
-		if (m->procs[i])
+	for (i = 0; i < m->procs_cap; i++) {
+		if (m->procs[i]) {
 			free(m->procs[i]->maps);
+			jit_map_free(m->procs[i]->jit);
+		}
+	}
 	free(m->procs);
 	free(m->threads);
 	free(m->bids);
@@ -188,12 +191,12 @@ static enum map_kind classify(const char *name)
 	if (!strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) ||
 	    !strncmp(name, "/anon_hugepage", 14) ||
 	    !strncmp(name, "/tmp/perf-", 10))
-		return MAP_ANON;
+		return MAPK_ANON;
 	if (!strcmp(name, "[vdso]") || !strcmp(name, "[vsyscall]"))
-		return MAP_VDSO;
+		return MAPK_VDSO;
 	if (name[0] != '/')
-		return MAP_OTHER;
-	return MAP_FILE;
+		return MAPK_OTHER;
+	return MAPK_FILE;
 }
 
 /* Insert [start, end) into the sorted map vector, cutting what overlaps
@@ -283,7 +286,7 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 	if (!nm.name)
 		return -ENOMEM;
 	nm.short_name = map_short_name(m, nm.name);
-	if (nm.kind == MAP_FILE) {
+	if (nm.kind == MAPK_FILE) {
 		const u8 *id = mm->build_id;
 		u8 size = mm->build_id_size;
 
@@ -332,6 +335,11 @@ int mach_fork(struct machine *m, const struct rec_fork *f)
 	if (!np)
 		return -ENOMEM;
 	np->nr_maps = 0;
+	np->ppid = (s32)f->ppid;
+	/* A recycled pid must not keep the symbols of its predecessor. */
+	jit_map_free(np->jit);
+	np->jit = NULL;
+	np->jit_tried = false;
 	if (pp && pp->nr_maps) {
 		struct mach_map *maps = calloc(pp->nr_maps, sizeof(*maps));
 
@@ -363,6 +371,36 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
 	}
 	if (lo < p->nr_maps && p->maps[lo].start <= addr)
 		return &p->maps[lo];
+	return NULL;
+}
+
+static struct jit_map *proc_jit(struct machine *m, struct mach_proc *p)
+{
+	if (!p->jit_tried) {
+		p->jit_tried = true;
+		/* -ENOENT (no file) and -ENOMEM both leave no map: JIT
+		 * frames then stay addresses, the sample is kept. */
+		if (jit_map_load(m->perf_map_dir, p->pid, m->log, &p->jit))
+			p->jit = NULL;
+	}
+	return p->jit;
+}
+
+const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)
+{
+	struct mach_proc *p = find_proc(m, pid);
+	const struct jit_entry *e;
+	int depth;
+
+	for (depth = 0; p && depth < 16; depth++) {
+		struct jit_map *jm = proc_jit(m, p);
+
+		if (jm && (e = jit_map_find(jm, addr)))
+			return e;
+		if (p->ppid <= 0 || p->ppid == p->pid)
+			break;
+		p = find_proc(m, p->ppid);
+	}
 	return NULL;
 }
 

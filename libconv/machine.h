@@ -14,19 +14,21 @@
 #ifndef PERFSPY_MACHINE_H
 #define PERFSPY_MACHINE_H
 
+#include "jit.h"
 #include "record.h"
 #include "symbols.h"
 
+/* MAPK_: MAP_ANON and MAP_FILE are <sys/mman.h> macros. */
 enum map_kind {
-	MAP_FILE,   /* an ELF file (maybe not found) */
-	MAP_ANON,   /* //anon exec memory: JIT code, /tmp/perf-PID.map */
-	MAP_VDSO,   /* [vdso], [vsyscall] */
-	MAP_OTHER,  /* other pseudo names ([heap], memfd: ...) */
+	MAPK_FILE,   /* an ELF file (maybe not found) */
+	MAPK_ANON,   /* //anon exec memory: JIT code, /tmp/perf-PID.map */
+	MAPK_VDSO,   /* [vdso], [vsyscall] */
+	MAPK_OTHER,  /* other pseudo names ([heap], memfd: ...) */
 };
 
 struct mach_map {
 	u64 start, end, pgoff;
-	struct sym_dso *dso; /* MAP_FILE only */
+	struct sym_dso *dso; /* MAPK_FILE only */
 	const char *name;    /* as recorded */
 	const char *short_name; /* basename-like name for frames */
 	u8 kind;
@@ -34,8 +36,11 @@ struct mach_map {
 
 struct mach_proc {
 	s32 pid;
+	s32 ppid; /* 0 if unknown */
 	struct mach_map *maps;
 	size_t nr_maps, cap_maps;
+	struct jit_map *jit; /* perf map / jitdump, loaded on first use */
+	bool jit_tried;
 };
 
 struct mach_thread {
@@ -64,6 +69,7 @@ struct machine {
 	struct mach_bid *bids; /* build ids by filename, hashed */
 	size_t bids_cap, nr_bids;
 
+	const char *perf_map_dir; /* where perf-PID.map files are; NULL: /tmp */
 	u64 kernel_text; /* runtime address of _text, 0 if unknown */
 	bool kernel_syms_checked;
 	bool kernel_syms_ok;
@@ -86,6 +92,15 @@ struct mach_thread *mach_thread(struct machine *m, s32 pid, s32 tid);
 
 /* The map of @pid containing @addr, or NULL. */
 const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);
+
+/*
+ * The JIT symbol (CPython trampoline, perf-map entry) at @addr in @pid:
+ * the process's own perf map and jitdump first, then its parent's and
+ * ancestors' (a forked child returns through trampolines the parent
+ * made, which only the parent's map lists:
+ * reference/cpython-perf-support.md §1.5). NULL if none.
+ */
+const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr);
 
 /* Whether kernel addresses can be symbolized with this machine's
  * kallsyms (checked once). */

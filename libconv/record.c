@@ -119,7 +119,10 @@ int rec_parse_sample(const struct rd_evsel *ev,
 		s->cpu = cur_u32(&c);
 		cur_skip(&c, 4);
 	}
-	s->period = 1;
+	/* Without PERF_SAMPLE_PERIOD every sample stands for the attr's
+	 * period, as perf's evsel__parse_sample assumes (for frequency
+	 * events that union holds the frequency; perf uses it all the same). */
+	s->period = a->sample_period ? a->sample_period : 1;
 	if (t & PERF_SAMPLE_PERIOD)
 		s->period = cur_u64(&c);
 	if (t & PERF_SAMPLE_READ)

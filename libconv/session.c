@@ -26,22 +26,7 @@
 #include "opts.h"
 #include "order.h"
 #include "perfspy.h"
-
-/* Callchain context markers (enum perf_callchain_context, uapi). */
-#define CTX_MAX ((u64)-4095)
-#define CTX_HV ((u64)-32)
-#define CTX_KERNEL ((u64)-128)
-#define CTX_USER ((u64)-512)
-
-enum fkey_kind { FK_DSO, FK_KERNEL, FK_ANON, FK_NOMAP };
-
-struct fcache_ent {
-	u64 a, b;
-	u32 first; /* into fids */
-	u16 nr;
-	u8 kind;
-	u8 used;
-};
+#include "stacks.h"
 
 struct perfspy_session {
 	struct rd rd;
@@ -64,12 +49,10 @@ struct perfspy_session {
 	struct perfspy_folder *folder;
 	const struct perfspy_convert_opts *copts;
 	int sel_event;
-	struct fcache_ent *fcache;
-	size_t fcache_cap, fcache_n;
-	u32 *fids;
-	size_t nr_fids, cap_fids;
-	u32 *stack;
-	size_t cap_stack;
+	struct stk_ctx stk;
+	bool stk_live;
+	struct unw_ctx *unw;
+	char *perf_map_dir;
 	struct timespec last_progress;
 };
 
@@ -78,6 +61,7 @@ static int session_new(const struct perfspy_open_opts *opts,
 {
 	struct perfspy_session *s;
 	struct sym_opts so = { 0 };
+	const char *pmd;
 	int err;
 
 	if (!OPTS_VALID(opts, perfspy_open_opts))
@@ -98,6 +82,15 @@ static int session_new(const struct perfspy_open_opts *opts,
 	err = sym_ctx_new(&so, &s->sym);
 	if (err) {
 		free(s);
+		return err;
+	}
+	pmd = OPTS_GET(opts, perf_map_dir, NULL);
+	if (pmd && !(s->perf_map_dir = strdup(pmd)))
+		err = -ENOMEM;
+	if (!err)
+		err = unw_ctx_new(s->sym, &s->unw);
+	if (err) {
+		perfspy_session__close(s);
 		return err;
 	}
 	*out = s;
@@ -217,10 +210,10 @@ static void reset_pass(struct perfspy_session *s)
 	free(s->threads);
 	s->threads = NULL;
 	s->nr_threads = 0;
-	free(s->fcache);
-	s->fcache = NULL;
-	s->fcache_cap = s->fcache_n = 0;
-	s->nr_fids = 0;
+	s->mach.perf_map_dir = s->perf_map_dir;
+	if (s->stk_live)
+		stk_free(&s->stk);
+	s->stk_live = false;
 }
 
 PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
@@ -234,271 +227,59 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->threads);
-	free(s->fcache);
-	free(s->fids);
-	free(s->stack);
+	if (s->stk_live)
+		stk_free(&s->stk);
+	unw_ctx_free(s->unw);
+	free(s->perf_map_dir);
 	free(s->path);
 	free(s);
 }
 
-/* ------------------------------------------------------------ frames */
-
-static int frame_cache_grow(struct perfspy_session *s)
-{
-	size_t ncap = s->fcache_cap ? s->fcache_cap * 2 : 4096, i, j;
-	struct fcache_ent *n;
-
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < s->fcache_cap; i++) {
-		struct fcache_ent *e = &s->fcache[i];
-
-		if (!e->used)
-			continue;
-		j = hash_mix(e->a ^ hash_mix(e->b + e->kind)) & (ncap - 1);
-		while (n[j].used)
-			j = (j + 1) & (ncap - 1);
-		n[j] = *e;
-	}
-	free(s->fcache);
-	s->fcache = n;
-	s->fcache_cap = ncap;
-	return 0;
-}
-
-static u32 intern_fmt(struct perfspy_session *s, char *buf, size_t size,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static u32 intern_fmt(struct perfspy_session *s, char *buf, size_t size,
-		      const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return FOLD_NO_ID;
-	return fold_intern(s->folder, buf, (size_t)n < size ? (size_t)n : size - 1);
-}
-
-/* Render one symbolized frame in py-spy's native style
- * (reference/pyspy-formats.md §1.8 item 5): `func (file:line)` with
- * DWARF, `func (lib)` without, `0x<addr> (lib)` with no symbol. */
-static u32 native_frame(struct perfspy_session *s, const struct sym_frame *fr,
-			const char *lib, u64 addr)
-{
-	char buf[4096], sbuf[4096];
-	const char *file;
-
-	if (!fr || !fr->func)
-		return intern_fmt(s, buf, sizeof(buf), "0x%llx (%s)",
-				  (unsigned long long)addr, lib);
-	if (!fr->file)
-		return intern_fmt(s, buf, sizeof(buf), "%s (%s)", fr->func, lib);
-	file = short_filename(fr->file, sbuf, sizeof(sbuf));
-	if (fr->line > 0)
-		return intern_fmt(s, buf, sizeof(buf), "%s (%s:%d)", fr->func,
-				  file, fr->line);
-	return intern_fmt(s, buf, sizeof(buf), "%s (%s)", fr->func, file);
-}
-
-static int resolve_into(struct perfspy_session *s, struct fcache_ent *e,
-			const struct mach_map *map, u64 ip)
-{
-	struct sym_frame frames[SYM_MAX_FRAMES];
-	int n = 0, i;
-	u32 id;
-
-	switch (e->kind) {
-	case FK_DSO:
-		n = sym_resolve(s->sym, map->dso, e->b >> 1, e->b & 1, frames);
-		if (n < 0)
-			return n;
-		break;
-	case FK_KERNEL:
-		n = mach_kernel_syms(&s->mach) ?
-			sym_kernel_resolve(s->sym, ip, frames) : 0;
-		if (n < 0)
-			return n;
-		break;
-	default:
-		break;
-	}
-	if (ensure_mem((void **)&s->fids, &s->cap_fids, sizeof(*s->fids),
-		       s->nr_fids + (n ? (size_t)n : 1)))
-		return -ENOMEM;
-	e->first = (u32)s->nr_fids;
-	if (!n) {
-		const char *lib = e->kind == FK_KERNEL ? "[kernel.kallsyms]" :
-			e->kind == FK_NOMAP ? "?" : map->short_name;
-
-		id = native_frame(s, NULL, lib, ip);
-		if (id == FOLD_NO_ID)
-			return -ENOMEM;
-		s->fids[s->nr_fids++] = id;
-		e->nr = 1;
-		s->stats.frames_unknown++;
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		const char *lib = e->kind == FK_KERNEL ? "[kernel.kallsyms]" :
-			map->short_name;
-
-		if (e->kind == FK_KERNEL)
-			frames[i].file = NULL;
-		id = native_frame(s, &frames[i], lib, ip);
-		if (id == FOLD_NO_ID)
-			return -ENOMEM;
-		s->fids[s->nr_fids++] = id;
-	}
-	e->nr = (u16)n;
-	return 0;
-}
-
-/* Frames for one address, innermost first: cached per (DSO, offset),
- * kernel address, or raw address. */
-static int frames_for(struct perfspy_session *s, s32 pid, u64 ip, bool kernel,
-		      bool is_return, const u32 **ids, u32 *nr)
-{
-	const struct mach_map *map = NULL;
-	struct fcache_ent *e;
-	u64 a = 0, b = ip;
-	u8 kind;
-	size_t i;
-	int err;
-
-	if (kernel) {
-		kind = FK_KERNEL;
-	} else if ((map = mach_find_map(&s->mach, pid, ip))) {
-		if (map->kind == MAP_FILE && map->dso) {
-			kind = FK_DSO;
-			a = (u64)(uintptr_t)map->dso;
-			b = ((ip - map->start + map->pgoff) << 1) | is_return;
-		} else {
-			kind = FK_ANON;
-			a = (u64)(uintptr_t)map->short_name;
-		}
-	} else {
-		kind = FK_NOMAP;
-		s->stats.frames_no_map++;
-	}
-	if ((s->fcache_n + 1) * 2 > s->fcache_cap && (err = frame_cache_grow(s)))
-		return err;
-	for (i = hash_mix(a ^ hash_mix(b + kind)) & (s->fcache_cap - 1);
-	     s->fcache[i].used; i = (i + 1) & (s->fcache_cap - 1)) {
-		e = &s->fcache[i];
-		if (e->a == a && e->b == b && e->kind == kind)
-			goto found;
-	}
-	e = &s->fcache[i];
-	e->a = a;
-	e->b = b;
-	e->kind = kind;
-	err = resolve_into(s, e, map, ip);
-	if (err)
-		return err;
-	e->used = 1;
-	s->fcache_n++;
-found:
-	*ids = s->fids + e->first;
-	*nr = e->nr;
-	s->stats.frames += e->nr;
-	return 0;
-}
-
 /* ----------------------------------------------------------- samples */
 
-static int push_ids(struct perfspy_session *s, size_t *n, const u32 *ids, u32 nr)
-{
-	if (ensure_mem((void **)&s->stack, &s->cap_stack, sizeof(*s->stack),
-		       *n + nr + 1))
-		return -ENOMEM;
-	memcpy(s->stack + *n, ids, nr * sizeof(*ids));
-	*n += nr;
-	return 0;
-}
-
-/* Leaf-first frame ids of a sample's callchain (or its ip alone). */
-static int collect_frames(struct perfspy_session *s, const struct rec_sample *smp,
-			  size_t *n)
-{
-	bool kernel = smp->cpumode == PERF_RECORD_MISC_KERNEL, first = true;
-	bool skip = false, no_kernel = OPTS_GET(s->copts, no_kernel, false);
-	const u32 *ids;
-	u64 i, ip;
-	u32 nr;
-	int err;
-
-	if (!smp->callchain_nr) {
-		if (kernel && no_kernel)
-			return 0;
-		err = frames_for(s, (s32)smp->pid, smp->ip, kernel, false, &ids, &nr);
-		return err ? err : push_ids(s, n, ids, nr);
-	}
-	for (i = 0; i < smp->callchain_nr; i++) {
-		ip = rec_callchain_ip(smp, i);
-		if (ip >= CTX_MAX) {
-			kernel = ip == CTX_KERNEL;
-			skip = ip != CTX_KERNEL && ip != CTX_USER;
-			first = true;
-			continue;
-		}
-		if (skip || (kernel && no_kernel))
-			continue;
-		/* The first entry of a context is where the task was
-		 * interrupted, the rest are return addresses. */
-		err = frames_for(s, (s32)smp->pid, ip, kernel, !first, &ids, &nr);
-		first = false;
-		if (!err)
-			err = push_ids(s, n, ids, nr);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static int fold_sample(struct perfspy_session *s, const struct rec_sample *smp,
-		       struct mach_thread *t)
+static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
+		       const struct rec_sample *smp, struct mach_thread *t)
 {
 	size_t n = 0, i;
-	u32 tmp;
+	u32 tmp, *stack;
 	int err;
 
-	err = collect_frames(s, smp, &n);
+	err = stk_build(&s->stk, ev, smp, &n);
 	if (err)
 		return err;
+	stack = s->stk.stack;
 	/* Root first: reverse the leaf-first list. */
 	for (i = 0; i < n / 2; i++) {
-		tmp = s->stack[i];
-		s->stack[i] = s->stack[n - 1 - i];
-		s->stack[n - 1 - i] = tmp;
+		tmp = stack[i];
+		stack[i] = stack[n - 1 - i];
+		stack[n - 1 - i] = tmp;
 	}
 	if (OPTS_GET(s->copts, threads, false)) {
 		char buf[512];
 		u32 id;
+		int len;
 
 		/* py-spy --threads: `thread (TID): NAME` at the root
 		 * (pyspy-formats.md §1.5). */
-		id = t && t->comm ?
-			intern_fmt(s, buf, sizeof(buf), "thread (%u): %s", smp->tid, t->comm) :
-			intern_fmt(s, buf, sizeof(buf), "thread (%u)", smp->tid);
+		len = t && t->comm ?
+			snprintf(buf, sizeof(buf), "thread (%u): %s", smp->tid, t->comm) :
+			snprintf(buf, sizeof(buf), "thread (%u)", smp->tid);
+		id = fold_intern(s->folder, buf, (size_t)len < sizeof(buf) ?
+				 (size_t)len : sizeof(buf) - 1);
 		if (id == FOLD_NO_ID ||
-		    ensure_mem((void **)&s->stack, &s->cap_stack, sizeof(*s->stack), n + 1))
+		    ensure_mem((void **)&s->stk.stack, &s->stk.cap_stack,
+			       sizeof(*stack), n + 1))
 			return -ENOMEM;
-		memmove(s->stack + 1, s->stack, n * sizeof(*s->stack));
-		s->stack[0] = id;
+		stack = s->stk.stack;
+		memmove(stack + 1, stack, n * sizeof(*stack));
+		stack[0] = id;
 		n++;
 	}
-	return fold_add_ids(s->folder, s->stack, (u32)n,
+	return fold_add_ids(s->folder, stack, (u32)n,
 			    OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
 			    smp->period : 1);
 }
 
-/* Whether evsel @name is @want, or @want plus perf's modifier suffix
- * (`cpu-clock` selects `cpu-clock:pppH`, as perf prints it). */
 static bool event_matches(const char *name, const char *want)
 {
 	size_t n = strlen(want);
@@ -575,12 +356,18 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return -ENOMEM;
 	t->nr_samples++;
 	t->seen = true;
-	if (!s->folder || !keep_sample(s, &smp, t, (int)rd_evsel_idx(&s->rd, ev))) {
+	if (!s->folder) {
+		size_t n;
+
+		/* info: unwind user stacks for the statistics only. */
+		return smp.regs_abi && smp.stack_size ? stk_build(&s->stk, ev, &smp, &n) : 0;
+	}
+	if (!keep_sample(s, &smp, t, (int)rd_evsel_idx(&s->rd, ev))) {
 		s->stats.samples_filtered++;
 		return 0;
 	}
 	s->stats.samples_kept++;
-	return fold_sample(s, &smp, t);
+	return fold_sample(s, ev, &smp, t);
 }
 
 /* ----------------------------------------------------------- records */
@@ -744,6 +531,29 @@ static int run_pass(struct perfspy_session *s)
 	return err;
 }
 
+static int start_stacks(struct perfspy_session *s,
+			const struct perfspy_convert_opts *o)
+{
+	struct py_opts po = {
+		.qualname = OPTS_GET(o, qualname, false),
+		.no_lineno = OPTS_GET(o, no_lineno, false),
+		.full_filenames = OPTS_GET(o, full_filenames, false),
+		.log = &s->log,
+	};
+	struct stk_opts so = {
+		.no_kernel = OPTS_GET(o, no_kernel, false),
+		.keep_interpreter = OPTS_GET(o, keep_interpreter, false),
+		.python_only = OPTS_GET(o, python_only, false),
+	};
+	int err;
+
+	err = stk_init(&s->stk, s->sym, &s->mach, s->unw, s->folder, &po, &so,
+		       &s->stats);
+	if (!err)
+		s->stk_live = true;
+	return err;
+}
+
 PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 					 const struct perfspy_convert_opts *opts,
 					 struct perfspy_folder *folder)
@@ -770,6 +580,9 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		return -PERFSPY_E_NO_EVENT;
 	}
 	reset_pass(s);
+	err = start_stacks(s, opts);
+	if (err)
+		return err;
 	err = run_pass(s);
 	s->passed = true;
 	if (!err)
@@ -839,6 +652,14 @@ PERFSPY_API int perfspy_session__info(const struct perfspy_session *s,
 	i.nr_threads = (u32)s->nr_threads;
 	i.truncated = rd->truncated;
 	i.truncated_at = rd->truncated_at;
+	if (s->stk_live) {
+		i.stacks_unwound = s->stk.unw_samples;
+		i.stacks_root = s->stk.unw_root;
+		i.stacks_cut = s->stk.unw_cut;
+		i.stacks_lost = s->stk.unw_lost;
+		i.max_stack_used = s->stk.max_stack_used;
+	}
+	i.python_frames = s->stats.frames_python;
 	memcpy(info, &i, i.sz);
 	return 0;
 }

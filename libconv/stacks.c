@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * From one sample to its frames (see stacks.h).
+ *
+ * Frame text follows DESIGN.md's output contract: native frames as
+ * py-spy --native writes them (`func (file:line)`, `func (lib)`,
+ * `0x<addr> (lib)`), Python frames as `name (short_file:line)` from the
+ * perf-map or jitdump name of the trampoline the frame ran through.
+ */
+#include "stacks.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fold.h"
+#include "perfspy.h"
+
+/* Callchain context markers (enum perf_callchain_context, uapi). */
+#define CTX_MAX ((u64)-4095)
+#define CTX_KERNEL ((u64)-128)
+#define CTX_USER ((u64)-512)
+
+/* Deep Python stacks need room: about 5 native frames per Python frame
+ * and up to ~120 Python frames in a 64 KiB dump
+ * (reference/cpython-perf-support.md §3). */
+#define UNW_MAX_FRAMES 1024
+
+enum { FK_DSO, FK_KERNEL, FK_JIT, FK_ANON, FK_NOMAP };
+
+enum { FF_PYTHON = 1, FF_INTERP = 2 };
+
+struct stk_cache_ent {
+	u64 a, b;
+	u32 first; /* into fids */
+	u16 nr;
+	u8 kind;
+	u8 used;
+};
+
+int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
+	     struct unw_ctx *unw, struct perfspy_folder *folder,
+	     const struct py_opts *py, const struct stk_opts *o,
+	     struct perfspy_stats *stats)
+{
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->sym = sym;
+	c->mach = mach;
+	c->unw = unw;
+	c->folder = folder;
+	c->stats = stats;
+	c->o = *o;
+	err = py_ctx_new(py, &c->py);
+	if (err)
+		return err;
+	c->uframes = calloc(UNW_MAX_FRAMES, sizeof(*c->uframes));
+	if (!c->uframes) {
+		stk_free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void stk_free(struct stk_ctx *c)
+{
+	py_ctx_free(c->py);
+	free(c->cache);
+	free(c->fids);
+	free(c->fflags);
+	free(c->stack);
+	free(c->sflags);
+	free(c->uframes);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ------------------------------------------------------------ render */
+
+static u32 intern_fmt(struct stk_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static u32 intern_fmt(struct stk_ctx *c, const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return FOLD_NO_ID;
+	return fold_intern(c->folder, buf, (size_t)n < sizeof(buf) ? (size_t)n :
+			   sizeof(buf) - 1);
+}
+
+/* py-spy's native frame style (reference/pyspy-formats.md §1.8 item 5):
+ * `func (file:line)` with DWARF, `func (lib)` without, `0x<addr> (lib)`
+ * with no symbol. */
+static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
+			const char *lib, u64 addr)
+{
+	char sbuf[4096];
+	const char *file;
+
+	if (!fr || !fr->func)
+		return intern_fmt(c, "0x%llx (%s)", (unsigned long long)addr, lib);
+	if (!fr->file)
+		return intern_fmt(c, "%s (%s)", fr->func, lib);
+	file = short_filename(fr->file, sbuf, sizeof(sbuf));
+	if (fr->line > 0)
+		return intern_fmt(c, "%s (%s:%d)", fr->func, file, fr->line);
+	return intern_fmt(c, "%s (%s)", fr->func, file);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s && s[1] ? s + 1 : path;
+}
+
+static int add_id(struct stk_ctx *c, u32 id, u8 flags)
+{
+	if (id == FOLD_NO_ID ||
+	    ensure_mem((void **)&c->fids, &c->cap_fids, sizeof(*c->fids), c->nr_fids + 1) ||
+	    ensure_mem((void **)&c->fflags, &c->cap_fflags, 1, c->nr_fids + 1))
+		return -ENOMEM;
+	c->fids[c->nr_fids] = id;
+	c->fflags[c->nr_fids++] = flags;
+	return 0;
+}
+
+static int render_jit(struct stk_ctx *c, const struct jit_entry *j)
+{
+	const char *text;
+	int r = py_render(c->py, j->name, &text);
+
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		c->stats->frames_python++;
+		return add_id(c, fold_intern_str(c->folder, text), FF_PYTHON);
+	}
+	/* Some other JIT (perf-map-agent, V8): its name as given. */
+	return add_id(c, intern_fmt(c, "%s ([JIT])", j->name), 0);
+}
+
+static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
+{
+	struct sym_frame frames[SYM_MAX_FRAMES];
+	const char *path = sym_dso_name(dso), *lib = basename_of(path);
+	bool interp_dso = py_is_interpreter_dso(path);
+	int n, i, err;
+
+	n = sym_resolve(c->sym, dso, b >> 1, b & 1, frames);
+	if (n < 0)
+		return n;
+	if (!n) {
+		c->stats->frames_unknown++;
+		return add_id(c, native_frame(c, NULL, lib, ip),
+			      interp_dso ? FF_INTERP : 0);
+	}
+	for (i = 0; i < n; i++) {
+		/* Inlined frames take the class of the function they were
+		 * inlined into (the outermost one, last). */
+		u8 fl = py_is_interpreter_frame(frames[n - 1].func, path) &&
+			py_is_interpreter_frame(frames[i].func, path) ? FF_INTERP : 0;
+
+		err = add_id(c, native_frame(c, &frames[i], lib, ip), fl);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int resolve_into(struct stk_ctx *c, struct stk_cache_ent *e,
+			const struct unw_code *code, const char *anon_name, u64 ip)
+{
+	struct sym_frame kf;
+	int n;
+
+	e->first = (u32)c->nr_fids;
+	switch (e->kind) {
+	case FK_DSO:
+		n = render_dso(c, code->dso, e->b, ip);
+		break;
+	case FK_JIT:
+		n = render_jit(c, code->jit);
+		break;
+	case FK_KERNEL:
+		n = mach_kernel_syms(c->mach) ? sym_kernel_resolve(c->sym, ip, &kf) : 0;
+		if (n < 0)
+			break;
+		kf.file = NULL;
+		if (!n)
+			c->stats->frames_unknown++;
+		n = add_id(c, native_frame(c, n ? &kf : NULL, "[kernel.kallsyms]", ip), 0);
+		break;
+	default:
+		c->stats->frames_unknown++;
+		n = add_id(c, native_frame(c, NULL, anon_name ? anon_name : "?", ip), 0);
+		break;
+	}
+	if (n < 0)
+		return n;
+	e->nr = (u16)(c->nr_fids - e->first);
+	return 0;
+}
+
+static int cache_grow(struct stk_ctx *c)
+{
+	size_t ncap = c->cache_cap ? c->cache_cap * 2 : 4096, i, j;
+	struct stk_cache_ent *n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < c->cache_cap; i++) {
+		struct stk_cache_ent *e = &c->cache[i];
+
+		if (!e->used)
+			continue;
+		j = hash_mix(e->a ^ hash_mix(e->b + e->kind)) & (ncap - 1);
+		while (n[j].used)
+			j = (j + 1) & (ncap - 1);
+		n[j] = *e;
+	}
+	free(c->cache);
+	c->cache = n;
+	c->cache_cap = ncap;
+	return 0;
+}
+
+/* ------------------------------------------------------------ lookup */
+
+/* What @pc of process c->pid points into; the unwinder's callback. */
+static int find_code(void *arg, u64 pc, struct unw_code *out)
+{
+	struct stk_ctx *c = arg;
+	const struct mach_map *map = mach_find_map(c->mach, c->pid, pc);
+
+	memset(out, 0, sizeof(*out));
+	if (!map)
+		return 0;
+	if (map->kind == MAPK_FILE && map->dso) {
+		out->kind = UNW_CODE_DSO;
+		out->dso = map->dso;
+		out->file_off = pc - map->start + map->pgoff;
+	} else if (map->kind == MAPK_ANON &&
+		   (out->jit = mach_find_jit(c->mach, c->pid, pc))) {
+		out->kind = UNW_CODE_JIT;
+	}
+	return 0;
+}
+
+/*
+ * Frames for one address, innermost first, cached per (DSO, offset),
+ * JIT entry, kernel address or raw address. @code may be NULL (looked
+ * up here). Appends to c->stack/c->sflags at *@n.
+ */
+static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
+		       const struct unw_code *code, size_t *n)
+{
+	const char *anon_name = NULL;
+	struct unw_code local;
+	struct stk_cache_ent *e;
+	u64 a = 0, b = ip;
+	u8 kind;
+	size_t i;
+	int err;
+
+	if (kernel) {
+		kind = FK_KERNEL;
+	} else {
+		if (!code) {
+			find_code(c, ip - is_return, &local);
+			if (local.kind == UNW_CODE_DSO)
+				local.file_off += is_return;
+			code = &local;
+		}
+		if (code->kind == UNW_CODE_DSO) {
+			kind = FK_DSO;
+			a = (u64)(uintptr_t)code->dso;
+			b = (code->file_off << 1) | is_return;
+		} else if (code->kind == UNW_CODE_JIT) {
+			kind = FK_JIT;
+			a = (u64)(uintptr_t)code->jit;
+			b = 0;
+		} else {
+			const struct mach_map *map = mach_find_map(c->mach, c->pid, ip);
+
+			kind = map ? FK_ANON : FK_NOMAP;
+			anon_name = map ? map->short_name : NULL;
+			a = (u64)(uintptr_t)anon_name;
+			if (!map)
+				c->stats->frames_no_map++;
+		}
+	}
+	if ((c->cache_n + 1) * 2 > c->cache_cap && (err = cache_grow(c)))
+		return err;
+	for (i = hash_mix(a ^ hash_mix(b + kind)) & (c->cache_cap - 1);
+	     c->cache[i].used; i = (i + 1) & (c->cache_cap - 1)) {
+		e = &c->cache[i];
+		if (e->a == a && e->b == b && e->kind == kind)
+			goto found;
+	}
+	e = &c->cache[i];
+	e->a = a;
+	e->b = b;
+	e->kind = kind;
+	err = resolve_into(c, e, code, anon_name, ip);
+	if (err)
+		return err;
+	e->used = 1;
+	c->cache_n++;
+found:
+	if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + e->nr + 2) ||
+	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + e->nr + 2))
+		return -ENOMEM;
+	memcpy(c->stack + *n, c->fids + e->first, e->nr * sizeof(*c->stack));
+	memcpy(c->sflags + *n, c->fflags + e->first, e->nr);
+	*n += e->nr;
+	c->stats->frames += e->nr;
+	return 0;
+}
+
+/* ------------------------------------------------------------ stacks */
+
+/* Callchain entries, leaf first. @user: also take the user context
+ * (frame-pointer recordings); DWARF recordings unwind it instead. */
+static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
+			  bool user, size_t *n)
+{
+	bool kernel = smp->cpumode == PERF_RECORD_MISC_KERNEL, first = true;
+	bool skip = false;
+	u64 i, ip;
+	int err;
+
+	if (!smp->callchain_nr) {
+		if ((kernel && c->o.no_kernel) || (!kernel && !user))
+			return 0;
+		return push_frames(c, smp->ip, kernel, false, NULL, n);
+	}
+	for (i = 0; i < smp->callchain_nr; i++) {
+		ip = rec_callchain_ip(smp, i);
+		if (ip >= CTX_MAX) {
+			kernel = ip == CTX_KERNEL;
+			skip = !(kernel || (ip == CTX_USER && user));
+			first = true;
+			continue;
+		}
+		if (skip || (kernel && c->o.no_kernel))
+			continue;
+		/* The first entry of a context is where the task was
+		 * interrupted, the rest are return addresses. */
+		err = push_frames(c, ip, kernel, !first, NULL, n);
+		first = false;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int push_unwound(struct stk_ctx *c, const struct rd_evsel *ev,
+			const struct rec_sample *smp, size_t *n)
+{
+	enum unw_end end;
+	int nr, i, err;
+
+	nr = unw_sample(c->unw, smp, ev->attr.sample_regs_user, find_code, c,
+			c->uframes, UNW_MAX_FRAMES, &end);
+	if (nr < 0)
+		return nr;
+	if (!nr)
+		return 0;
+	c->unw_samples++;
+	if (smp->stack_dyn_size > c->max_stack_used)
+		c->max_stack_used = (u32)smp->stack_dyn_size;
+	if (end == UNW_END_ROOT)
+		c->unw_root++;
+	else if (end == UNW_END_CUT)
+		c->unw_cut++;
+	else
+		c->unw_lost++;
+	for (i = 0; c->folder && i < nr; i++) {
+		const struct unw_frame *f = &c->uframes[i];
+
+		err = push_frames(c, f->pc, false, f->is_return, &f->code, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Drop interpreter frames from stacks with Python frames; with
+ * python_only keep nothing but Python frames. */
+static size_t filter(struct stk_ctx *c, size_t n)
+{
+	bool has_py = false;
+	size_t i, k = 0;
+
+	for (i = 0; i < n && !has_py; i++)
+		has_py = c->sflags[i] & FF_PYTHON;
+	if (c->o.python_only) {
+		for (i = 0; i < n; i++)
+			if (c->sflags[i] & FF_PYTHON)
+				c->stack[k++] = c->stack[i];
+		return k;
+	}
+	if (!has_py || c->o.keep_interpreter)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (c->sflags[i] & FF_INTERP) {
+			c->stats->frames_interpreter++;
+			continue;
+		}
+		c->stack[k] = c->stack[i];
+		c->sflags[k++] = c->sflags[i];
+	}
+	return k;
+}
+
+int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
+	      const struct rec_sample *smp, size_t *n)
+{
+	bool dwarf = smp->regs_abi && smp->stack_size;
+	int err;
+
+	*n = 0;
+	c->pid = (s32)smp->pid;
+	if (c->folder) {
+		/* DWARF recordings carry only the kernel part in the
+		 * callchain (exclude_callchain_user, reference §2.2). */
+		err = push_callchain(c, smp, !dwarf, n);
+		if (err)
+			return err;
+	}
+	if (dwarf) {
+		err = push_unwound(c, ev, smp, n);
+		if (err)
+			return err;
+	}
+	if (c->folder)
+		*n = filter(c, *n);
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stacks: from one sample to the folder ids of its frames, leaf first.
+ *
+ * Kernel frames come from the sample's callchain; user frames from the
+ * callchain (frame-pointer recordings) or from the DWARF unwinder (the
+ * sample has a user stack dump). Each address is resolved once per
+ * (DSO, offset), kernel address, or JIT entry, and cached as interned
+ * frame ids with flags (Python frame, interpreter-internal frame). A
+ * stack that holds Python frames then loses its interpreter frames, as
+ * py-spy --native shows stacks (reference/pyspy-formats.md §1.8).
+ */
+#ifndef PERFSPY_STACKS_H
+#define PERFSPY_STACKS_H
+
+#include "machine.h"
+#include "python.h"
+#include "unwind.h"
+
+struct perfspy_folder;
+struct perfspy_stats;
+
+struct stk_opts {
+	bool no_kernel;
+	bool keep_interpreter;
+	bool python_only;
+};
+
+struct stk_ctx {
+	struct sym_ctx *sym;
+	struct machine *mach;
+	struct perfspy_folder *folder; /* NULL: unwind for statistics only */
+	struct py_ctx *py;
+	struct unw_ctx *unw;
+	struct perfspy_stats *stats;
+	struct stk_opts o;
+
+	struct stk_cache_ent *cache;
+	size_t cache_cap, cache_n;
+	u32 *fids;  /* frame ids of all cached entries */
+	u8 *fflags; /* flags per id */
+	size_t nr_fids, cap_fids, cap_fflags;
+
+	u32 *stack; /* the sample being built, leaf first */
+	u8 *sflags;
+	size_t cap_stack, cap_sflags;
+	struct unw_frame *uframes;
+
+	s32 pid; /* the sample's process (for the unwinder's lookups) */
+	u64 unw_samples, unw_root, unw_cut, unw_lost;
+	u32 max_stack_used;
+};
+
+/* @unw is shared by the session (its CFI cache outlives conversions). */
+int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
+	     struct unw_ctx *unw, struct perfspy_folder *folder,
+	     const struct py_opts *py, const struct stk_opts *o,
+	     struct perfspy_stats *stats);
+void stk_free(struct stk_ctx *c);
+
+/*
+ * Build the frames of @smp (event @ev) into c->stack, leaf first, and
+ * set *@n. With no folder only the unwinding statistics are updated.
+ * Returns 0 or -ENOMEM.
+ */
+int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
+	      const struct rec_sample *smp, size_t *n);
+
+#endif

@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stepping loop of the DWARF unwinder (see unwind.h).
+ *
+ * State is a set of x86-64 registers, each known or not. A step computes
+ * the caller's CFA (its stack pointer), return address and callee-saved
+ * registers from the current pc's rule, reading stack words only from
+ * the dump perf took ([SP, SP + dyn_size) at sample time). A read past the
+ * dump ends the walk as "cut" (the dump was too small), any other failure
+ * as "lost". The stack pointer must grow at each step, so a walk always
+ * ends.
+ *
+ * libdw decodes the CFI (dwarf_cfi_addrframe) but does not walk: its
+ * dwfl_getthread_frames cannot step through CPython's trampolines, which
+ * have no CFI (reference/cpython-perf-support.md §3), so the loop is ours
+ * and the trampoline rules sit between DWARF steps.
+ */
+#include "unwind.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdlib.h>
+
+/* perf_regs bit of each DWARF register (arch/x86/include/uapi/asm/
+ * perf_regs.h: AX 0, BX 1, CX 2, DX 3, SI 4, DI 5, BP 6, SP 7, IP 8,
+ * R8..R15 16..23). */
+static const u8 perf_bit[UNW_NREGS] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
+};
+
+/* Registers a step carries over: the callee-saved ones of the psABI
+ * plus the return address column. */
+static const u8 saved_regs[] = { UNW_RBX, UNW_RBP, UNW_R12, UNW_R13, UNW_R14,
+				 UNW_R15 };
+
+struct regs {
+	u64 r[UNW_NREGS];
+	u32 valid; /* bit per register */
+};
+
+struct mem {
+	u64 sp0;
+	const u8 *stack;
+	u64 size;
+	bool beyond; /* a read went past the end of the dump */
+};
+
+struct fcache_ent {
+	struct sym_dso *dso;
+	u64 vaddr;
+	Dwarf_Frame *frame; /* NULL: no CFI covers this address */
+	bool used;
+};
+
+struct unw_ctx {
+	struct sym_ctx *sym;
+	struct fcache_ent *tab;
+	size_t cap, n;
+	struct unw_stats stats;
+};
+
+int unw_ctx_new(struct sym_ctx *sym, struct unw_ctx **out)
+{
+	struct unw_ctx *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	u->sym = sym;
+	*out = u;
+	return 0;
+}
+
+void unw_ctx_free(struct unw_ctx *u)
+{
+	size_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < u->cap; i++)
+		free(u->tab[i].frame);
+	free(u->tab);
+	free(u);
+}
+
+void unw_ctx_stats(const struct unw_ctx *u, struct unw_stats *out)
+{
+	*out = u->stats;
+}
+
+static bool mem_read(struct mem *m, u64 addr, u64 *val)
+{
+	if (addr < m->sp0 || addr - m->sp0 > m->size ||
+	    m->size - (addr - m->sp0) < 8) {
+		if (addr >= m->sp0)
+			m->beyond = true;
+		return false;
+	}
+	*val = get_u64(m->stack + (addr - m->sp0));
+	return true;
+}
+
+static bool reg_get(const struct regs *r, unsigned n, u64 *v)
+{
+	if (n >= UNW_NREGS || !(r->valid & (1u << n)))
+		return false;
+	*v = r->r[n];
+	return true;
+}
+
+static void reg_set(struct regs *r, unsigned n, u64 v)
+{
+	r->r[n] = v;
+	r->valid |= 1u << n;
+}
+
+/* ------------------------------------------------ DWARF expressions */
+
+#define EXPR_STACK 16
+
+struct expr {
+	u64 st[EXPR_STACK];
+	int sp;
+};
+
+static bool push(struct expr *e, u64 v)
+{
+	if (e->sp >= EXPR_STACK)
+		return false;
+	e->st[e->sp++] = v;
+	return true;
+}
+
+static bool pop(struct expr *e, u64 *v)
+{
+	if (e->sp <= 0)
+		return false;
+	*v = e->st[--e->sp];
+	return true;
+}
+
+/* Binary operators of DWARF 5 §2.5.1.4. */
+static bool binop(struct expr *e, u8 atom)
+{
+	u64 b, a;
+
+	if (!pop(e, &b) || !pop(e, &a))
+		return false;
+	switch (atom) {
+	case DW_OP_plus: return push(e, a + b);
+	case DW_OP_minus: return push(e, a - b);
+	case DW_OP_mul: return push(e, a * b);
+	case DW_OP_and: return push(e, a & b);
+	case DW_OP_or: return push(e, a | b);
+	case DW_OP_xor: return push(e, a ^ b);
+	case DW_OP_shl: return push(e, b < 64 ? a << b : 0);
+	case DW_OP_shr: return push(e, b < 64 ? a >> b : 0);
+	case DW_OP_shra: return push(e, (u64)((s64)a >> (b < 63 ? b : 63)));
+	case DW_OP_lt: return push(e, (s64)a < (s64)b);
+	case DW_OP_le: return push(e, (s64)a <= (s64)b);
+	case DW_OP_gt: return push(e, (s64)a > (s64)b);
+	case DW_OP_ge: return push(e, (s64)a >= (s64)b);
+	case DW_OP_eq: return push(e, a == b);
+	case DW_OP_ne: return push(e, a != b);
+	default: return false;
+	}
+}
+
+/*
+ * Evaluate @ops (libdw's decoded form) with @cfa for
+ * DW_OP_call_frame_cfa. On success *@val is the top of the stack and
+ * *@is_value tells whether it is a value (DW_OP_stack_value) rather than
+ * an address. A DW_OP_regN location yields that register's value.
+ */
+static bool eval(const Dwarf_Op *ops, size_t nops, const struct regs *r,
+		 struct mem *m, u64 cfa, bool have_cfa, u64 *val, bool *is_value)
+{
+	struct expr e = { .sp = 0 };
+	size_t i;
+	u64 v, w;
+
+	*is_value = false;
+	for (i = 0; i < nops; i++) {
+		u8 atom = ops[i].atom;
+
+		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
+			if (!push(&e, atom - DW_OP_lit0))
+				return false;
+		} else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
+			if (!reg_get(r, atom - DW_OP_breg0, &v) ||
+			    !push(&e, v + ops[i].number))
+				return false;
+		} else if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
+			if (nops != 1 || !reg_get(r, atom - DW_OP_reg0, val))
+				return false;
+			*is_value = true;
+			return true;
+		} else {
+			switch (atom) {
+			case DW_OP_regx:
+				if (nops != 1 || !reg_get(r, (unsigned)ops[i].number, val))
+					return false;
+				*is_value = true;
+				return true;
+			case DW_OP_bregx:
+				if (!reg_get(r, (unsigned)ops[i].number, &v) ||
+				    !push(&e, v + ops[i].number2))
+					return false;
+				break;
+			case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u:
+			case DW_OP_const8u: case DW_OP_constu: case DW_OP_const1s:
+			case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
+			case DW_OP_consts: case DW_OP_addr:
+				if (!push(&e, ops[i].number))
+					return false;
+				break;
+			case DW_OP_call_frame_cfa:
+				if (!have_cfa || !push(&e, cfa))
+					return false;
+				break;
+			case DW_OP_plus_uconst:
+				if (!pop(&e, &v) || !push(&e, v + ops[i].number))
+					return false;
+				break;
+			case DW_OP_deref:
+				if (!pop(&e, &v) || !mem_read(m, v, &w) || !push(&e, w))
+					return false;
+				break;
+			case DW_OP_dup:
+				if (!pop(&e, &v) || !push(&e, v) || !push(&e, v))
+					return false;
+				break;
+			case DW_OP_drop:
+				if (!pop(&e, &v))
+					return false;
+				break;
+			case DW_OP_neg:
+				if (!pop(&e, &v) || !push(&e, -v))
+					return false;
+				break;
+			case DW_OP_not:
+				if (!pop(&e, &v) || !push(&e, ~v))
+					return false;
+				break;
+			case DW_OP_stack_value:
+				*is_value = true;
+				break;
+			case DW_OP_nop:
+				break;
+			default:
+				if (!binop(&e, atom))
+					return false;
+				break;
+			}
+		}
+	}
+	return pop(&e, val);
+}
+
+/* -------------------------------------------------------- CFI steps */
+
+static int fcache_grow(struct unw_ctx *u)
+{
+	size_t ncap = u->cap ? u->cap * 2 : 1024, i, j;
+	struct fcache_ent *n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < u->cap; i++) {
+		if (!u->tab[i].used)
+			continue;
+		j = hash_mix((u64)(uintptr_t)u->tab[i].dso ^ hash_mix(u->tab[i].vaddr)) & (ncap - 1);
+		while (n[j].used)
+			j = (j + 1) & (ncap - 1);
+		n[j] = u->tab[i];
+	}
+	free(u->tab);
+	u->tab = n;
+	u->cap = ncap;
+	return 0;
+}
+
+/* The decoded CFI row for (dso, vaddr), cached: libdw parses the FDE
+ * once per address, and the loop only evaluates. */
+static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
+		     Dwarf_Frame **out)
+{
+	Dwarf_CFI *eh, *dbg;
+	struct fcache_ent *e;
+	u64 vaddr;
+	size_t i;
+	int err;
+
+	*out = NULL;
+	err = sym_dso_unwind_info(u->sym, dso, file_off, &vaddr, &eh, &dbg);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	if ((u->n + 1) * 2 > u->cap && (err = fcache_grow(u)))
+		return err;
+	for (i = hash_mix((u64)(uintptr_t)dso ^ hash_mix(vaddr)) & (u->cap - 1);
+	     u->tab[i].used; i = (i + 1) & (u->cap - 1)) {
+		e = &u->tab[i];
+		if (e->dso == dso && e->vaddr == vaddr) {
+			*out = e->frame;
+			return 0;
+		}
+	}
+	e = &u->tab[i];
+	e->used = true;
+	e->dso = dso;
+	e->vaddr = vaddr;
+	e->frame = NULL;
+	if (!eh || dwarf_cfi_addrframe(eh, vaddr, &e->frame) != 0) {
+		e->frame = NULL;
+		if (dbg && dwarf_cfi_addrframe(dbg, vaddr, &e->frame) != 0)
+			e->frame = NULL;
+	}
+	u->n++;
+	*out = e->frame;
+	return 0;
+}
+
+enum step { STEP_OK, STEP_ROOT, STEP_FAIL };
+
+static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
+			  struct regs *next, struct mem *m)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops, k;
+	bool is_value;
+	u64 cfa, v;
+	int ra;
+
+	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+	if (ra < 0 || ra >= UNW_NREGS)
+		return STEP_FAIL;
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || !nops ||
+	    !eval(ops, nops, cur, m, 0, false, &cfa, &is_value))
+		return STEP_FAIL;
+	next->valid = 0;
+	/* The return address: undefined marks the outermost frame
+	 * (glibc's _start and clone3 say so in their CFI). */
+	if (dwarf_frame_register(fr, ra, ops_mem, &ops, &nops) != 0)
+		return STEP_FAIL;
+	if (!nops && ops)
+		return STEP_ROOT;
+	if (!nops || !eval(ops, nops, cur, m, cfa, true, &v, &is_value) ||
+	    (!is_value && !mem_read(m, v, &v)))
+		return STEP_FAIL;
+	reg_set(next, UNW_RIP, v);
+	reg_set(next, UNW_RSP, cfa);
+	for (k = 0; k < ARRAY_SIZE(saved_regs); k++) {
+		unsigned reg = saved_regs[k];
+
+		if (dwarf_frame_register(fr, (int)reg, ops_mem, &ops, &nops) != 0)
+			continue;
+		if (!nops) {
+			/* same_value keeps it; undefined loses it. */
+			if (!ops && reg_get(cur, reg, &v))
+				reg_set(next, reg, v);
+			continue;
+		}
+		if (eval(ops, nops, cur, m, cfa, true, &v, &is_value) &&
+		    (is_value || mem_read(m, v, &v)))
+			reg_set(next, reg, v);
+	}
+	return STEP_OK;
+}
+
+/* ------------------------------------------------- trampoline steps */
+
+/* CPython's trampoline variants by their size in the perf map
+ * (reference/cpython-perf-support.md §1.6): x86-64 "sub" 11 (15 with
+ * endbr64) and "push" 8 (12 with endbr64). */
+static enum step step_trampoline(const struct jit_entry *j, u64 pc, bool leaf,
+				 const struct regs *cur, struct regs *next,
+				 struct mem *m)
+{
+	bool push = j->size == 8 || j->size == 12;
+	bool cet = j->size == 15 || j->size == 12;
+	u64 sp, bp, cfa, off = pc - j->start, v;
+	bool fp_saved;
+
+	if (!push && j->size != 11 && j->size != 15)
+		return STEP_FAIL;
+	if (!reg_get(cur, UNW_RSP, &sp))
+		return STEP_FAIL;
+	if (cet) /* endbr64 comes first */
+		off = off >= 4 ? off - 4 : 0;
+	if (!leaf) {
+		/* A return address: after the call, where every variant
+		 * has CFA = SP + 16 and "push" saved rbp at CFA - 16. */
+		cfa = sp + 16;
+		fp_saved = push;
+	} else if (push) {
+		/* push %rbp (0) mov %rsp,%rbp (1-3) call (4-5) pop (6) ret (7) */
+		if (off == 0 || off >= 7) {
+			cfa = sp + 8;
+			fp_saved = false;
+		} else if (off < 4) {
+			cfa = sp + 16;
+			fp_saved = true;
+		} else {
+			if (!reg_get(cur, UNW_RBP, &bp))
+				return STEP_FAIL;
+			cfa = bp + 16;
+			fp_saved = true;
+		}
+	} else {
+		/* sub $8,%rsp (0-3) call (4-5) add $8,%rsp (6-9) ret (10) */
+		cfa = off < 4 || off >= 10 ? sp + 8 : sp + 16;
+		fp_saved = false;
+	}
+	if (!mem_read(m, cfa - 8, &v))
+		return STEP_FAIL;
+	memcpy(next->r, cur->r, sizeof(next->r));
+	next->valid = cur->valid;
+	reg_set(next, UNW_RIP, v);
+	reg_set(next, UNW_RSP, cfa);
+	if (fp_saved) {
+		if (mem_read(m, cfa - 16, &v))
+			reg_set(next, UNW_RBP, v);
+		else
+			next->valid &= ~(1u << UNW_RBP);
+	}
+	return STEP_OK;
+}
+
+/* A jitdump entry with CFI rows (decoded from its .eh_frame). */
+static enum step step_jit_rows(const struct jit_entry *j, u64 pc,
+			       const struct regs *cur, struct regs *next,
+			       struct mem *m)
+{
+	u64 off = pc - j->start, base, v;
+	const struct jit_cfi_row *row = NULL;
+	u32 i;
+
+	for (i = 0; i < j->nr_cfi; i++)
+		if (off >= j->cfi[i].start && off < j->cfi[i].end)
+			row = &j->cfi[i];
+	if (!row || !reg_get(cur, row->cfa_reg, &base))
+		return STEP_FAIL;
+	memcpy(next->r, cur->r, sizeof(next->r));
+	next->valid = cur->valid;
+	base += (u64)(s64)row->cfa_off;
+	if (!mem_read(m, base + (u64)(s64)row->ra_off, &v))
+		return STEP_FAIL;
+	reg_set(next, UNW_RIP, v);
+	reg_set(next, UNW_RSP, base);
+	if (row->fp_saved) {
+		if (mem_read(m, base + (u64)(s64)row->fp_off, &v))
+			reg_set(next, UNW_RBP, v);
+		else
+			next->valid &= ~(1u << UNW_RBP);
+	}
+	return STEP_OK;
+}
+
+/* One frame-pointer step: the last resort for code without CFI. */
+static enum step step_fp(const struct regs *cur, struct regs *next, struct mem *m)
+{
+	u64 bp, sp, ra, nbp;
+
+	if (!reg_get(cur, UNW_RBP, &bp) || !reg_get(cur, UNW_RSP, &sp) || bp < sp ||
+	    !mem_read(m, bp + 8, &ra) || !mem_read(m, bp, &nbp))
+		return STEP_FAIL;
+	memcpy(next->r, cur->r, sizeof(next->r));
+	next->valid = cur->valid;
+	reg_set(next, UNW_RIP, ra);
+	reg_set(next, UNW_RSP, bp + 16);
+	reg_set(next, UNW_RBP, nbp);
+	return STEP_OK;
+}
+
+/* ------------------------------------------------------------- walk */
+
+static void load_regs(const struct rec_sample *s, u64 mask, struct regs *r)
+{
+	unsigned reg, bit, idx;
+
+	memset(r, 0, sizeof(*r));
+	for (reg = 0; reg < UNW_NREGS; reg++) {
+		bit = perf_bit[reg];
+		if (!(mask & (1ULL << bit)))
+			continue;
+		/* regs[] holds the set bits of the mask in ascending order. */
+		idx = (unsigned)__builtin_popcountll(mask & ((1ULL << bit) - 1));
+		if (idx < s->nr_regs)
+			reg_set(r, reg, get_u64(s->regs + 8 * (u64)idx));
+	}
+}
+
+static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
+			  const struct regs *cur, struct regs *next, struct mem *m)
+{
+	Dwarf_Frame *fr = NULL;
+	enum step st = STEP_FAIL;
+
+	if (f->code.kind == UNW_CODE_DSO) {
+		/* Return addresses are looked up at pc - 1: the call may be
+		 * the last instruction of its function. */
+		if (frame_for(u, f->code.dso, f->code.file_off - f->is_return, &fr) < 0)
+			return STEP_FAIL;
+		if (fr) {
+			st = step_cfi(fr, cur, next, m);
+			if (st != STEP_FAIL) {
+				u->stats.steps_cfi++;
+				return st;
+			}
+		}
+	} else if (f->code.kind == UNW_CODE_JIT) {
+		st = f->code.jit->nr_cfi ?
+			step_jit_rows(f->code.jit, f->pc, cur, next, m) :
+			step_trampoline(f->code.jit, f->pc, !f->is_return, cur, next, m);
+		if (st == STEP_OK) {
+			u->stats.steps_jit++;
+			return st;
+		}
+	}
+	st = step_fp(cur, next, m);
+	if (st == STEP_OK)
+		u->stats.steps_fp++;
+	return st;
+}
+
+int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
+	       unw_find_fn find, void *find_ctx, struct unw_frame *frames,
+	       u32 max, enum unw_end *end)
+{
+	struct mem m = { 0 };
+	struct regs cur, next;
+	u32 n = 0;
+	u64 pc, sp;
+	int err;
+
+	*end = UNW_END_LOST;
+	if (!s->regs_abi || !s->regs || !max)
+		return 0;
+	u->stats.samples++;
+	load_regs(s, regs_mask, &cur);
+	if (!reg_get(&cur, UNW_RIP, &pc) || !reg_get(&cur, UNW_RSP, &sp))
+		return 0;
+	m.sp0 = sp;
+	m.stack = s->stack;
+	m.size = s->stack ? s->stack_dyn_size : 0;
+	for (;;) {
+		struct unw_frame *f = &frames[n];
+		enum step st;
+
+		f->pc = pc;
+		f->is_return = n > 0;
+		err = find(find_ctx, pc - f->is_return, &f->code);
+		if (err)
+			return err;
+		if (f->code.kind == UNW_CODE_DSO)
+			f->code.file_off += f->is_return; /* the pc itself */
+		n++;
+		if (n == max) {
+			*end = UNW_END_MAX;
+			break;
+		}
+		st = step_one(u, f, &cur, &next, &m);
+		if (st == STEP_ROOT) {
+			*end = UNW_END_ROOT;
+			break;
+		}
+		if (st == STEP_FAIL || !reg_get(&next, UNW_RIP, &pc) ||
+		    !reg_get(&next, UNW_RSP, &sp) || sp <= cur.r[UNW_RSP] || !pc) {
+			*end = m.beyond ? UNW_END_CUT : pc == 0 && st == STEP_OK ?
+				UNW_END_ROOT : UNW_END_LOST;
+			break;
+		}
+		cur = next;
+	}
+	u->stats.frames += n;
+	switch (*end) {
+	case UNW_END_ROOT: u->stats.end_root++; break;
+	case UNW_END_CUT: u->stats.end_cut++; break;
+	case UNW_END_LOST: u->stats.end_lost++; break;
+	case UNW_END_MAX: u->stats.end_max++; break;
+	}
+	return (int)n;
+}
