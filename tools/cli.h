@@ -14,6 +14,7 @@
 struct cli_common {
 	const char *symfs;
 	const char *buildid_dir;
+	const char *perf_map_dir;
 	bool quiet;
 	int verbose;
 };

@@ -32,6 +32,14 @@ static void convert_usage(FILE *f)
 		"      --threads         add a root frame `thread (TID): NAME` per stack\n"
 		"      --weight W        'samples' counts samples, 'period' sums sample\n"
 		"                        periods (ns for cpu-clock) [default: samples]\n"
+		"      --perf-map-dir DIR  where perf-PID.map / jit-PID.dump files are\n"
+		"                        (copied off the profiled machine) [default: /tmp]\n"
+		"      --keep-interpreter  keep CPython's own frames (_PyEval_EvalFrameDefault,\n"
+		"                        vectorcall glue) in stacks with Python frames\n"
+		"      --python-only     Python frames only (to diff against py-spy)\n"
+		"      --qualname        Python names as Class.method, not method\n"
+		"      --nolineno        no line numbers in Python frames\n"
+		"      --full-filenames  Python file names as recorded, not shortened\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
 		"      --buildid-dir DIR build-id cache [default: ~/.debug]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
@@ -40,7 +48,8 @@ static void convert_usage(FILE *f)
 }
 
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
-       O_SYMFS, O_BUILDID_DIR };
+       O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
+       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -54,6 +63,12 @@ static const struct option convert_opts[] = {
 	{ "weight", required_argument, NULL, O_WEIGHT },
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+	{ "perf-map-dir", required_argument, NULL, O_PERF_MAP_DIR },
+	{ "keep-interpreter", no_argument, NULL, O_KEEP_INTERP },
+	{ "python-only", no_argument, NULL, O_PY_ONLY },
+	{ "qualname", no_argument, NULL, O_QUALNAME },
+	{ "nolineno", no_argument, NULL, O_NOLINENO },
+	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -129,6 +144,12 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case O_SYMFS: common.symfs = optarg; break;
 		case O_BUILDID_DIR: common.buildid_dir = optarg; break;
+		case O_PERF_MAP_DIR: common.perf_map_dir = optarg; break;
+		case O_KEEP_INTERP: co.keep_interpreter = true; break;
+		case O_PY_ONLY: co.python_only = true; break;
+		case O_QUALNAME: co.qualname = true; break;
+		case O_NOLINENO: co.no_lineno = true; break;
+		case O_FULL_FILENAMES: co.full_filenames = true; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;

@@ -24,6 +24,7 @@ static void info_usage(FILE *f)
 		"                        \"events\": [{\"name\", \"samples\"}, ...])\n"
 		"      --threads         list every thread with its samples (text)\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
+		"      --perf-map-dir DIR  where perf-PID.map / jit-PID.dump files are\n"
 		"  -q, --quiet           only errors on stderr\n"
 		"  -h, --help            this help\n");
 }
@@ -65,6 +66,12 @@ static int lacks(const struct perfspy_info *i, const char **out, int max)
 		out[n++] = "the data section is truncated";
 	if (!i->nr_samples && n < max)
 		out[n++] = "no samples";
+	if (i->stacks_unwound && i->stacks_cut * 10 > i->stacks_unwound && n < max)
+		out[n++] = i->stack_user_size < 65528 ?
+			"over 10% of stacks were cut by the stack dump size: record with --call-graph dwarf,65528" :
+			"over 10% of stacks were cut even by the largest stack dump (65528 bytes): deep recursion";
+	if (i->stacks_unwound && i->stacks_lost * 10 > i->stacks_unwound && n < max)
+		out[n++] = "over 10% of stacks ended without unwind information (missing binaries? see -v)";
 	return n;
 }
 
@@ -107,6 +114,11 @@ static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 	       i->stack_user_size, i->has_build_ids ? "true" : "false",
 	       i->compressed ? "true" : "false", i->truncated ? "true" : "false");
 	printf(", \"processes\": %u, \"threads\": %u", i->nr_processes, i->nr_threads);
+	printf(", \"unwound\": %llu, \"unwound_to_root\": %llu, \"unwound_cut\": %llu"
+	       ", \"unwound_lost\": %llu, \"stack_dump_used_max\": %u",
+	       (unsigned long long)i->stacks_unwound, (unsigned long long)i->stacks_root,
+	       (unsigned long long)i->stacks_cut, (unsigned long long)i->stacks_lost,
+	       i->max_stack_used);
 	printf(", \"events\": [");
 	for (k = 0; k < i->nr_events; k++) {
 		if (perfspy_session__event(s, k, &ev))
@@ -159,6 +171,12 @@ static void print_text(struct perfspy_session *s, const struct perfspy_info *i,
 	if (i->has_user_stack)
 		printf(" of %u bytes", i->stack_user_size);
 	printf("\nbuild ids:   %s\n", i->has_build_ids ? "yes" : "no");
+	if (i->stacks_unwound)
+		printf("unwinding:   %llu stacks: %llu reached the thread root (%.1f%%), %llu cut by the %u-byte dump, %llu ended early\n",
+		       (unsigned long long)i->stacks_unwound, (unsigned long long)i->stacks_root,
+		       100.0 * i->stacks_root / i->stacks_unwound,
+		       (unsigned long long)i->stacks_cut, i->stack_user_size,
+		       (unsigned long long)i->stacks_lost);
 	printf("events:\n");
 	for (k = 0; k < i->nr_events; k++)
 		if (!perfspy_session__event(s, k, &ev))
@@ -187,6 +205,7 @@ int cmd_info(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "symfs", required_argument, NULL, 's' },
+		{ "perf-map-dir", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -204,6 +223,7 @@ int cmd_info(int argc, char **argv)
 		case 'j': json = true; break;
 		case 't': threads = true; break;
 		case 's': common.symfs = optarg; break;
+		case 'm': common.perf_map_dir = optarg; break;
 		case 'q': common.quiet = true; break;
 		case 'h': info_usage(stdout); return 0;
 		default: info_usage(stderr); return 2;

@@ -51,6 +51,7 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 			     c->verbose ? PERFSPY_LOG_INFO : PERFSPY_LOG_WARN,
 		.symfs = c->symfs,
 		.buildid_dir = c->buildid_dir,
+		.perf_map_dir = c->perf_map_dir,
 	);
 	struct perfspy_session *s;
 	char msg[256];
