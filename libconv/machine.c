@@ -9,6 +9,8 @@
  */
 #include "machine.h"
 
+#include "python.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -297,6 +299,11 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 		err = sym_dso_get(m->sym, nm.name, id, size, &nm.dso);
 		if (err)
 			return err;
+		/* py-spy names interpreter frames from the symbol table
+		 * only (pyspy-formats.md §1.8 item 3); libpython's 30 MB of
+		 * DWARF would also cost more than everything else. */
+		if (py_is_interpreter_dso(nm.name))
+			sym_dso_set_no_dwarf(nm.dso, true);
 	}
 	return insert_map(p, &nm);
 }

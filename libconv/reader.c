@@ -35,7 +35,7 @@
 #define FILE_HEADER_SIZE 104
 #define PIPE_HEADER_SIZE 16
 #define ATTR_VER0 64
-#define RELEASE_STEP (8u << 20)
+#define RELEASE_STEP (4u << 20)
 
 static int rd_error(struct rd *rd, int err, u64 off, const char *what)
 {

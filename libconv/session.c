@@ -489,7 +489,7 @@ static int run_pass(struct perfspy_session *s)
 {
 	struct order o;
 	struct rd_rec rec;
-	u64 t, n = 0;
+	u64 t, n = 0, last_check = 0;
 	int err = 0, r;
 
 	ord_init(&o);
@@ -497,13 +497,16 @@ static int run_pass(struct perfspy_session *s)
 		u32 type = get_u32(&rec.hdr->type);
 
 		s->nr_records++;
-		if ((++n & 0xfff) == 0) {
+		/* Every 4096 records or 4 MB of input (DWARF samples are
+		 * 8-64 KB each): progress, and pages behind the oldest
+		 * queued record are done, so RSS tracks the queue, not the
+		 * file. */
+		if ((++n & 0xfff) == 0 || rec.offset - last_check > (4u << 20)) {
 			u64 keep = ord_min_offset(&o);
 
+			last_check = rec.offset;
 			if ((err = report_progress(s)))
 				break;
-			/* Pages behind the oldest queued record are done:
-			 * drop them so RSS tracks the queue, not the file. */
 			rd_release_before(&s->rd, keep < rec.offset ? keep : rec.offset);
 		}
 		if (type == REC_FINISHED_ROUND) {
