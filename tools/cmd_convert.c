@@ -193,6 +193,15 @@ int cmd_convert(int argc, char **argv)
 fail:
 	perfspy_strerror(err, msg, sizeof(msg));
 	cli_err("%s: %s", strcmp(in, "-") ? in : "<stdin>", msg);
+	if (err == -PERFSPY_E_NO_EVENT) {
+		PERFSPY_OPTS(perfspy_event, ev);
+		uint32_t i;
+
+		fprintf(stderr, "%s: events in this file:", cli_prog);
+		for (i = 0; !perfspy_session__event(s, i, &ev); i++)
+			fprintf(stderr, " %s", ev.name);
+		fputc('\n', stderr);
+	}
 out:
 	perfspy_folder__free(f);
 	perfspy_session__close(s);
