@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Differential test: perfspy's function names against `perf script` as the
-# oracle, on the e2e recordings (chain, cxx, fork, threads; fp callchains)
-# and one system-wide recording (perf record -a -g while src/threads.c, started
-# before perf, runs: its maps come from perf's /proc synthesis).  Both sides
-# are reduced to folded stacks of function names with a tid root by
-# tests/diff/fold.py (see its header for the normalization, notably the
-# inline expansion perf 6.1 lacks for fp callchains).
+# oracle, on the e2e recordings (chain, cxx, fork, threads with fp
+# callchains; chain, cxx, threads with DWARF callchains, which perf unwinds
+# with libunwind) and one system-wide recording (perf record -a -g while
+# src/threads.c, started before perf, runs: its maps come from perf's /proc
+# synthesis).  Both sides are reduced to folded stacks of function names
+# with a tid root by tests/diff/fold.py (see its header for the
+# normalization).  perf script runs with --no-inline: fold.py expands
+# inlined functions itself with addr2line for both kinds of callchain,
+# because perf 6.1 expands them only for DWARF ones, and there it names the
+# outermost function after its DWARF name (`__libc_start_main_impl
+# (inlined)`) instead of its symbol.
 # Agreement = sum over stacks of min(perf, ours) / perf samples, over our
 # workloads' threads and the idle task (tid 0); it fails below
 # DIFF_THRESHOLD percent (default 99.5).  The system-wide rate over every
@@ -29,7 +34,7 @@ FOLD=$TOP/tests/diff/fold.py
 fold() {
 	local label=$1 data=$2
 	shift 2
-	"$PERF" script -i "$data" -F comm,tid,ip,sym,dso 2>"$SCRATCH/$label.script.err" |
+	"$PERF" script --no-inline -i "$data" -F comm,tid,ip,sym,dso 2>"$SCRATCH/$label.script.err" |
 		"$PY" "$FOLD" perf --inline --tid "$@" >"$SCRATCH/$label.perf" ||
 		die "perf script | fold.py perf failed for $data"
 	if ! "$PERFSPY" convert -q --threads -i "$data" -o "$SCRATCH/$label.raw" 2>"$SCRATCH/$label.err"; then
@@ -50,7 +55,7 @@ compare() {
 
 : >"$SCRATCH/all.perf"
 : >"$SCRATCH/all.ours"
-for w in chain:fp cxx:fp fork:fp threads:fp threads:sys; do
+for w in chain:fp cxx:fp fork:fp threads:fp chain:dwarf cxx:dwarf threads:dwarf threads:sys; do
 	IFS=: read -r name mode <<<"$w"
 	label=$name-$mode
 	if [ "$mode" = sys ]; then
