@@ -39,7 +39,7 @@ int ord_push(struct order *o, const struct rd_rec *rec, u64 time)
 	if (err)
 		return err;
 	if (rec->volatile_) {
-		u16 size = get_u16(&rec->hdr->size);
+		u16 size = hdr_size(rec->hdr);
 		void *copy = malloc(size);
 
 		if (!copy)
@@ -98,7 +98,7 @@ int ord_pop(struct order *o, u64 limit, struct ord_ent *out)
 void ord_done(struct order *o, struct ord_ent *e)
 {
 	if (e->owned) {
-		o->owned_bytes -= get_u16(&e->hdr->size);
+		o->owned_bytes -= hdr_size(e->hdr);
 		free((void *)e->hdr);
 		e->owned = false;
 	}

@@ -730,7 +730,8 @@ static const u8 *rd_peek(struct rd *rd, u64 n, int *err)
 		return rd->sbuf + rd->sbuf_pos;
 	if (n > (64ULL << 30)) /* nothing sane is that large */
 		return NULL;
-	memmove(rd->sbuf, rd->sbuf + rd->sbuf_pos, rd->sbuf_len - rd->sbuf_pos);
+	if (rd->sbuf_len > rd->sbuf_pos)
+		memmove(rd->sbuf, rd->sbuf + rd->sbuf_pos, rd->sbuf_len - rd->sbuf_pos);
 	rd->sbuf_len -= rd->sbuf_pos;
 	rd->sbuf_pos = 0;
 	if (rd->stream_eof)
@@ -807,7 +808,8 @@ static int decompress(struct rd *rd, const u8 *p, size_t len)
 			return -ENOMEM;
 		ZSTD_initDStream(rd->zds);
 	}
-	memmove(rd->zbuf, rd->zbuf + rd->zpos, left);
+	if (left)
+		memmove(rd->zbuf, rd->zbuf + rd->zpos, left);
 	rd->zlen = left;
 	rd->zpos = 0;
 	while (in.pos < in.size) {
@@ -840,7 +842,7 @@ static int next_decompressed(struct rd *rd, struct rd_rec *rec)
 	if (left < sizeof(*h))
 		return 0;
 	h = (const void *)(rd->zbuf + rd->zpos);
-	size = get_u16(&h->size);
+	size = hdr_size(h);
 	if (size < sizeof(*h))
 		return rd_error(rd, -PERFSPY_E_FORMAT, rd->zoff,
 				"record of size < 8 inside compressed data");
@@ -978,8 +980,8 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 			return 0;
 		}
 		h = (const void *)p;
-		size = get_u16(&h->size);
-		type = get_u32(&h->type);
+		size = hdr_size(h);
+		type = hdr_type(h);
 		if (size < sizeof(*h))
 			return rd_error(rd, -PERFSPY_E_FORMAT, off,
 					"record of size < 8 (corrupt data)");
@@ -1044,13 +1046,13 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h)
 {
 	const struct rd_evsel *first;
-	u16 size = get_u16(&h->size);
+	u16 size = hdr_size(h);
 	u64 off;
 
 	if (rd->nr_evsels <= 1)
 		return rd->nr_evsels ? &rd->evsels[0] : NULL;
 	first = &rd->evsels[0];
-	if (get_u32(&h->type) == PERF_RECORD_SAMPLE) {
+	if (hdr_type(h) == PERF_RECORD_SAMPLE) {
 		if (first->id_pos < 0)
 			return &rd->evsels[0];
 		off = 8 + 8 * (u64)first->id_pos;

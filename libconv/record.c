@@ -95,8 +95,8 @@ int rec_parse_sample(const struct rd_evsel *ev,
 	struct cur c;
 
 	memset(s, 0, sizeof(*s));
-	cur_init(&c, (const u8 *)h + sizeof(*h), get_u16(&h->size) - sizeof(*h));
-	s->cpumode = get_u16(&h->misc) & PERF_RECORD_MISC_CPUMODE_MASK;
+	cur_init(&c, (const u8 *)h + sizeof(*h), hdr_size(h) - sizeof(*h));
+	s->cpumode = hdr_misc(h) & PERF_RECORD_MISC_CPUMODE_MASK;
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		s->id = cur_u64(&c);
 	if (t & PERF_SAMPLE_IP)
@@ -151,7 +151,7 @@ int rec_parse_id(const struct rd_evsel *ev, const struct perf_event_header *h,
 		 struct rec_id *out)
 {
 	u64 t = ev->attr.sample_type;
-	u16 size = get_u16(&h->size);
+	u16 size = hdr_size(h);
 	const u8 *p;
 
 	memset(out, 0, sizeof(*out));
@@ -192,9 +192,9 @@ int rec_parse_id(const struct rd_evsel *ev, const struct perf_event_header *h,
 
 u64 rec_time(struct rd *rd, const struct perf_event_header *h)
 {
-	u32 type = get_u32(&h->type);
+	u32 type = hdr_type(h);
 	struct rd_evsel *ev;
-	u16 size = get_u16(&h->size);
+	u16 size = hdr_size(h);
 
 	/* Only kernel records carry times (user records are >= 64). */
 	if (type >= 64 || type == 0)
@@ -223,7 +223,7 @@ u64 rec_time(struct rd *rd, const struct perf_event_header *h)
 /* A NUL-terminated string starting at @off inside the record. */
 static const char *rec_str(const struct perf_event_header *h, size_t off)
 {
-	u16 size = get_u16(&h->size);
+	u16 size = hdr_size(h);
 	const char *s = (const char *)h + off;
 
 	if (off >= size || !memchr(s, '\0', size - off))
@@ -234,8 +234,8 @@ static const char *rec_str(const struct perf_event_header *h, size_t off)
 int rec_parse_mmap(const struct perf_event_header *h, struct rec_mmap *m)
 {
 	const u8 *p = (const u8 *)h;
-	u32 type = get_u32(&h->type);
-	u16 size = get_u16(&h->size);
+	u32 type = hdr_type(h);
+	u16 size = hdr_size(h);
 
 	memset(m, 0, sizeof(*m));
 	m->is_mmap2 = type == PERF_RECORD_MMAP2;
@@ -249,7 +249,7 @@ int rec_parse_mmap(const struct perf_event_header *h, struct rec_mmap *m)
 	if (m->is_mmap2) {
 		/* Union at 40: {maj, min, ino, ino_generation} or, with
 		 * PERF_RECORD_MISC_MMAP_BUILD_ID, {size, res, build_id[20]}. */
-		if (get_u16(&h->misc) & (1 << 14)) {
+		if (hdr_misc(h) & (1 << 14)) {
 			m->build_id_size = p[40] > 20 ? 20 : p[40];
 			m->build_id = p + 44;
 		}
@@ -259,7 +259,7 @@ int rec_parse_mmap(const struct perf_event_header *h, struct rec_mmap *m)
 	} else {
 		/* MMAP has no prot: data maps carry
 		 * PERF_RECORD_MISC_MMAP_DATA (1 << 13). */
-		m->prot = get_u16(&h->misc) & (1 << 13) ? PROT_READ :
+		m->prot = hdr_misc(h) & (1 << 13) ? PROT_READ :
 			PROT_READ | PROT_EXEC;
 		m->filename = rec_str(h, 40);
 	}
@@ -271,13 +271,13 @@ int rec_parse_comm(const struct perf_event_header *h, struct rec_comm *c)
 	const u8 *p = (const u8 *)h;
 
 	memset(c, 0, sizeof(*c));
-	if (get_u16(&h->size) < 17)
+	if (hdr_size(h) < 17)
 		return -PERFSPY_E_BAD_RECORD;
 	c->pid = get_u32(p + 8);
 	c->tid = get_u32(p + 12);
 	c->comm = rec_str(h, 16);
 	/* PERF_RECORD_MISC_COMM_EXEC (1 << 13). */
-	c->exec = get_u16(&h->misc) & (1 << 13);
+	c->exec = hdr_misc(h) & (1 << 13);
 	return c->comm ? 0 : -PERFSPY_E_BAD_RECORD;
 }
 
@@ -285,7 +285,7 @@ int rec_parse_fork(const struct perf_event_header *h, struct rec_fork *f)
 {
 	const u8 *p = (const u8 *)h;
 
-	if (get_u16(&h->size) < 32)
+	if (hdr_size(h) < 32)
 		return -PERFSPY_E_BAD_RECORD;
 	f->pid = get_u32(p + 8);
 	f->ppid = get_u32(p + 12);
@@ -298,15 +298,15 @@ int rec_parse_fork(const struct perf_event_header *h, struct rec_fork *f)
 int rec_parse_lost(const struct perf_event_header *h, u64 *lost)
 {
 	const u8 *p = (const u8 *)h;
-	u32 type = get_u32(&h->type);
+	u32 type = hdr_type(h);
 
 	/* LOST: {u64 id; u64 lost}; LOST_SAMPLES: {u64 lost}. */
 	if (type == PERF_RECORD_LOST) {
-		if (get_u16(&h->size) < 24)
+		if (hdr_size(h) < 24)
 			return -PERFSPY_E_BAD_RECORD;
 		*lost = get_u64(p + 16);
 	} else {
-		if (get_u16(&h->size) < 16)
+		if (hdr_size(h) < 16)
 			return -PERFSPY_E_BAD_RECORD;
 		*lost = get_u64(p + 8);
 	}

@@ -375,7 +375,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 static int on_build_id(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_build_id b;
-	int err = rd_parse_build_id(&s->rd, (const u8 *)h, get_u16(&h->size), &b);
+	int err = rd_parse_build_id(&s->rd, (const u8 *)h, hdr_size(h), &b);
 
 	if (err == -ENOMEM)
 		return err;
@@ -396,7 +396,7 @@ static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
 	u64 lost;
 	int err = 0;
 
-	switch (get_u32(&h->type)) {
+	switch (hdr_type(h)) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(s, h);
 	case PERF_RECORD_MMAP:
@@ -406,7 +406,7 @@ static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
 		if (r.m.build_id)
 			s->mmap_build_ids = true;
 		return mach_mmap(&s->mach, &r.m,
-				 get_u16(&h->misc) & PERF_RECORD_MISC_CPUMODE_MASK);
+				 hdr_misc(h) & PERF_RECORD_MISC_CPUMODE_MASK);
 	case PERF_RECORD_COMM:
 		if (!(err = rec_parse_comm(h, &r.c)))
 			return mach_comm(&s->mach, &r.c);
@@ -430,10 +430,10 @@ static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
 	case REC_HEADER_BUILD_ID:
 		return on_build_id(s, h);
 	default:
-		if (get_u32(&h->type) >= PERF_RECORD_MAX &&
-		    get_u32(&h->type) < 64)
+		if (hdr_type(h) >= PERF_RECORD_MAX &&
+		    hdr_type(h) < 64)
 			s->stats.unknown_records++;
-		else if (get_u32(&h->type) > REC_FINISHED_INIT)
+		else if (hdr_type(h) > REC_FINISHED_INIT)
 			s->stats.unknown_records++;
 		break;
 	}
@@ -494,7 +494,7 @@ static int run_pass(struct perfspy_session *s)
 
 	ord_init(&o);
 	while ((r = rd_next(&s->rd, &rec)) > 0) {
-		u32 type = get_u32(&rec.hdr->type);
+		u32 type = hdr_type(rec.hdr);
 
 		s->nr_records++;
 		/* Every 4096 records or 4 MB of input (DWARF samples are

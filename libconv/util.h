@@ -75,6 +75,27 @@ static inline u16 get_u16(const void *p)
 }
 
 /*
+ * perf_event_header fields of a record that may sit at any alignment
+ * (decompressed data, stream buffers, fuzz inputs): read by offset, never
+ * through the struct (reference/perf-data-format.md §1.3: u32 type,
+ * u16 misc, u16 size).
+ */
+static inline u32 hdr_type(const void *h)
+{
+	return get_u32(h);
+}
+
+static inline u16 hdr_misc(const void *h)
+{
+	return get_u16((const u8 *)h + 4);
+}
+
+static inline u16 hdr_size(const void *h)
+{
+	return get_u16((const u8 *)h + 6);
+}
+
+/*
  * A cursor over an untrusted byte range. Every take fails (returns false
  * and sets ->bad) instead of reading past ->end, so a decoder can chain
  * reads and check once.

@@ -58,7 +58,11 @@ C
 pcdir=$dest$prefix/lib/pkgconfig
 flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags --libs perfspy 2>&1) ||
 	die "pkg-config perfspy: $flags"
-cc -o "$SCRATCH/use" "$SCRATCH/use.c" $flags -Wl,-rpath,"$dest$prefix/lib" 2>"$SCRATCH/cc.log" &&
+# A sanitizer build of the library needs its runtime in the consumer too.
+san=
+readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | grep -q 'libubsan' && [ -z "$san" ] && san="-fsanitize=undefined"
+cc $san -o "$SCRATCH/use" "$SCRATCH/use.c" $flags -Wl,-rpath,"$dest$prefix/lib" 2>"$SCRATCH/cc.log" &&
 	pass "a consumer builds with pkg-config --cflags --libs perfspy" ||
 	fail "consumer build: $(head -5 "$SCRATCH/cc.log")"
 

@@ -10,6 +10,8 @@
 
 void rb_put(struct rb *b, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (b->len + n > b->cap) {
 		b->cap = (b->len + n) * 2 + 64;
 		b->p = realloc(b->p, b->cap);
