@@ -312,14 +312,26 @@ static int write_stack(const struct perfspy_folder *f, const struct fold_stack *
 	return fprintf(out, " %llu\n", (unsigned long long)st->count) < 0 ? -EIO : 0;
 }
 
-PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
-				      const struct perfspy_write_opts *opts)
+u32 fold_name_len(const struct perfspy_folder *f, u32 id)
+{
+	return id < f->nr_names ? f->name_lens[id] : 0;
+}
+
+void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
+		u32 *nr, u64 *count)
+{
+	const struct fold_stack *st = &f->stacks[idx];
+
+	*ids = f->pool + st->off;
+	*nr = st->nr;
+	*count = st->count;
+}
+
+int fold_sorted(const struct perfspy_folder *f, u32 **out)
 {
 	u32 *idx, *tmp;
 	size_t i;
-	int err = 0;
 
-	(void)opts;
 	idx = xreallocarray(NULL, f->nr_stacks + 1, sizeof(*idx));
 	tmp = xreallocarray(NULL, f->nr_stacks + 1, sizeof(*tmp));
 	if (!idx || !tmp) {
@@ -330,9 +342,23 @@ PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 	for (i = 0; i < f->nr_stacks; i++)
 		idx[i] = (u32)i;
 	sort_idx(f, idx, tmp, f->nr_stacks);
-	for (i = 0; i < f->nr_stacks && !err; i++)
-		err = write_stack(f, &f->stacks[idx[i]], out);
-	free(idx);
 	free(tmp);
+	*out = idx;
+	return 0;
+}
+
+PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
+				      const struct perfspy_write_opts *opts)
+{
+	size_t i;
+	u32 *idx;
+	int err;
+
+	(void)opts;
+	err = fold_sorted(f, &idx);
+	for (i = 0; !err && i < f->nr_stacks; i++)
+		err = write_stack(f, &f->stacks[idx[i]], out);
+	if (!err || err == -EIO)
+		free(idx);
 	return err;
 }

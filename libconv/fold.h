@@ -28,7 +28,18 @@ static inline u32 fold_intern_str(struct perfspy_folder *f, const char *s)
 /* Add @weight to the stack @ids[0..nr) (root first). 0 or -ENOMEM. */
 int fold_add_ids(struct perfspy_folder *f, const u32 *ids, u32 nr, u64 weight);
 
-/* The text of an interned frame. */
+/* The text of an interned frame, and its length. */
 const char *fold_name(const struct perfspy_folder *f, u32 id);
+u32 fold_name_len(const struct perfspy_folder *f, u32 id);
+
+/* Stacks by index (0 .. perfspy_folder__nr_stacks() - 1), in insertion
+ * order: frame ids root first, and the weight. Pointers stay valid until
+ * the next add. */
+void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
+		u32 *nr, u64 *count);
+
+/* Stack indices in the writer's order (bytewise by rendered line), in a
+ * new array the caller frees. 0 or -ENOMEM. */
+int fold_sorted(const struct perfspy_folder *f, u32 **out);
 
 #endif
