@@ -350,15 +350,14 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 				      const struct perfspy_write_opts *opts)
 {
+	u32 *idx = NULL;
 	size_t i;
-	u32 *idx;
 	int err;
 
 	(void)opts;
 	err = fold_sorted(f, &idx);
 	for (i = 0; !err && i < f->nr_stacks; i++)
 		err = write_stack(f, &f->stacks[idx[i]], out);
-	if (!err || err == -EIO)
-		free(idx);
+	free(idx);
 	return err;
 }
