@@ -7,9 +7,10 @@
 #   2. perf record -F 999 -g -o $O/demo/perf.data -- python -X perf train_sim.py
 #   3. perfspy info; perfspy convert -o $O/demo/stacks.txt; the top 15 stacks
 #      and the samples per thread.
-# Today the stacks show native frames (libc, kernel, the interpreter) and
-# whatever py:: trampoline frames perf's callchains reach; full Python stacks
-# come with the Python unwinding and py-spy merge work (DESIGN.md).
+# With -g the stacks show native frames (libc, kernel, the interpreter) and
+# the few Python frames (py-spy style, from the -X perf trampolines) that
+# frame-pointer callchains reach; full Python stacks come with DWARF
+# unwinding through the trampolines and the py-spy merge (DESIGN.md).
 # Environment: O (default build), DEMO_SECONDS (default 5), PYTHON (override).
 set -euo pipefail
 export LC_ALL=C
@@ -89,6 +90,8 @@ awk '{ print $NF "\t" $0 }' "$OUT/stacks.txt" | sort -t "$(printf '\t')" -k1,1nr
 	done
 
 echo
-echo "demo: py:: frames (CPython perf trampolines) in $(grep -c 'py::' "$OUT/stacks.txt" || true) of $(wc -l <"$OUT/stacks.txt") stacks"
+# Python frames come out py-spy style, "name (file.py:line)" or "name (file.py)".
+npy=$(awk '/\.py(:[0-9]+)?\)/ { s += $NF } END { printf "%d\n", s }' "$OUT/stacks.txt")
+echo "demo: $npy of $total samples have a Python frame (-g reaches few: CPython 3.12 keeps no frame pointers)"
 echo "demo: folded stacks (py-spy raw): $OUT/stacks.txt"
 echo "demo: with thread roots:          $OUT/stacks-threads.txt"
