@@ -62,13 +62,17 @@ TOOL_OBJS := $(patsubst tools/%.c,$(O)/tools/%.o,$(TOOL_SRCS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 TLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
+# Fuzz targets (tests/fuzz/fuzz_*.c) double as unit tests: under gcc a
+# driver replays each target's committed corpus (every crasher found).
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+UNIT_BINS += $(patsubst %,$(O)/tests/test_fuzz_%,$(FUZZ_TARGETS))
 
 SONAME := libperfspy.so.$(VERSION_MAJOR)
 SHLIB := $(O)/libperfspy.so.$(VERSION)
 STLIB := $(O)/libperfspy.a
 
 .PHONY: all deps check check-unit check-e2e demo bench asan ubsan install \
-	uninstall clean check-abi
+	uninstall clean check-abi fuzz
 .DELETE_ON_ERROR:
 
 all: $(O)/perfspy $(SHLIB) $(O)/libperfspy.so $(O)/perfspy.pc
@@ -120,6 +124,15 @@ $(O)/tests/%: tests/unit/%.c $(TLIB_SRCS) $(wildcard tests/lib/*.h) $(STLIB)
 	$(Q)mkdir -p $(@D) && $(CC) $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Itests/lib \
 		-o $@ $< $(TLIB_SRCS) $(STLIB) $(LIBS)
 
+$(O)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(STLIB)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D) && $(CC) $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) \
+		-DFUZZ_TARGET='"$*"' -o $@ $< tests/fuzz/driver.c $(STLIB) $(LIBS)
+
+# libFuzzer builds (clang) in build-fuzz/; FUZZ_SECONDS per target.
+fuzz:
+	$(Q)scripts/fuzz.sh $(FUZZ_TARGETS)
+
 check-unit: $(UNIT_BINS)
 	$(Q)O=$(O) tests/run-tests.sh unit
 
@@ -162,4 +175,4 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/pkgconfig/perfspy.pc
 
 clean:
-	rm -rf $(O) build-asan build-ubsan
+	rm -rf $(O) build-asan build-ubsan build-fuzz
