@@ -938,12 +938,19 @@ static void trailing_payload(const u8 *p, u16 size, u32 type, u64 *extra)
 		*extra = get_u64(p + 8);
 }
 
+/* Tracing data of real recordings is tens of KB (only the recorded
+ * events' formats); a stream claiming more is not buffered whole. */
+#define TRACING_MAX (64u << 20)
+
 static int tracing_blob(struct rd *rd, u64 len)
 {
 	int err = 0;
 	const u8 *p;
 
-	if (rd->meta_done || rd->trace)
+	if (len > TRACING_MAX && !rd->meta_done && !rd->trace)
+		pr_warn(rd->log, "%s: %llu bytes of tracing data at offset %llu; skipped (tracepoints stay unnamed)",
+			rd->name, (unsigned long long)len, (unsigned long long)rd->pos);
+	if (rd->meta_done || rd->trace || len > TRACING_MAX)
 		return rd_skip(rd, len);
 	p = rd_peek(rd, len, &err);
 	if (!p)
