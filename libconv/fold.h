@@ -28,6 +28,13 @@ static inline u32 fold_intern_str(struct perfspy_folder *f, const char *s)
 /* Add @weight to the stack @ids[0..nr) (root first). 0 or -ENOMEM. */
 int fold_add_ids(struct perfspy_folder *f, const u32 *ids, u32 nr, u64 weight);
 
+/* The same, giving the stack's index for fold_add_to(). */
+int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
+		     u64 weight, u32 *idx);
+
+/* Add @weight to the stack at @idx (from fold_add_ids_idx). */
+void fold_add_to(struct perfspy_folder *f, u32 idx, u64 weight);
+
 /* The text of an interned frame, and its length. */
 const char *fold_name(const struct perfspy_folder *f, u32 id);
 u32 fold_name_len(const struct perfspy_folder *f, u32 id);

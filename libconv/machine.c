@@ -238,6 +238,7 @@ static int insert_map(struct mach_proc *p, const struct mach_map *nm)
 	free(p->maps);
 	p->maps = out;
 	p->nr_maps = n;
+	p->gen++;
 	p->cap_maps = cap;
 	return 0;
 }
@@ -342,6 +343,7 @@ int mach_fork(struct machine *m, const struct rec_fork *f)
 	if (!np)
 		return -ENOMEM;
 	np->nr_maps = 0;
+	np->gen++;
 	np->ppid = (s32)f->ppid;
 	/* A recycled pid must not keep the symbols of its predecessor. */
 	jit_map_free(np->jit);
@@ -358,6 +360,13 @@ int mach_fork(struct machine *m, const struct rec_fork *f)
 		np->nr_maps = np->cap_maps = pp->nr_maps;
 	}
 	return 0;
+}
+
+u32 mach_maps_gen(struct machine *m, s32 pid)
+{
+	struct mach_proc *p = find_proc(m, pid);
+
+	return p ? p->gen : 0;
 }
 
 const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)

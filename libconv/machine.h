@@ -41,6 +41,7 @@ struct mach_proc {
 	size_t nr_maps, cap_maps;
 	struct jit_map *jit; /* perf map / jitdump, loaded on first use */
 	bool jit_tried;
+	u32 gen; /* bumped whenever the maps change */
 };
 
 struct mach_thread {
@@ -89,6 +90,10 @@ int mach_fork(struct machine *m, const struct rec_fork *f);
 
 /* The thread for (pid, tid), created if new. NULL only on ENOMEM. */
 struct mach_thread *mach_thread(struct machine *m, s32 pid, s32 tid);
+
+/* A number that changes whenever @pid's maps change (0 for an unknown
+ * process): results derived from the maps can be cached under it. */
+u32 mach_maps_gen(struct machine *m, s32 pid);
 
 /* The map of @pid containing @addr, or NULL. */
 const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);

@@ -51,6 +51,8 @@ struct perfspy_session {
 	int sel_event;
 	struct stk_ctx stk;
 	bool stk_live;
+	struct chain_ent *chains;
+	size_t chains_cap, nr_chains;
 	struct unw_ctx *unw;
 	char *perf_map_dir;
 	struct timespec last_progress;
@@ -211,6 +213,9 @@ static void reset_pass(struct perfspy_session *s)
 	s->threads = NULL;
 	s->nr_threads = 0;
 	s->mach.perf_map_dir = s->perf_map_dir;
+	free(s->chains);
+	s->chains = NULL;
+	s->chains_cap = s->nr_chains = 0;
 	if (s->stk_live)
 		stk_free(&s->stk);
 	s->stk_live = false;
@@ -230,6 +235,7 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 	if (s->stk_live)
 		stk_free(&s->stk);
 	unw_ctx_free(s->unw);
+	free(s->chains);
 	free(s->perf_map_dir);
 	free(s->path);
 	free(s);
@@ -237,13 +243,87 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 
 /* ----------------------------------------------------------- samples */
 
+/*
+ * Callchain cache: frame-pointer samples repeat the same callchains over
+ * and over (unique chains are 7-25% of samples, anchors-and-speed.md
+ * B.1), so a chain seen before in the same process, thread and maps goes
+ * straight to its folded stack. The key is two independent 64-bit hashes
+ * of the chain and its context (a false match needs a 128-bit
+ * collision); the process's map generation makes entries stale when its
+ * maps change.
+ */
+struct chain_ent {
+	u64 h1, h2;
+	u32 stack;
+	u32 used;
+};
+
+static void chain_key(const struct perfspy_session *s, const struct rec_sample *smp,
+		      const struct mach_thread *t, u64 *h1, u64 *h2)
+{
+	u64 ctx[4];
+	size_t len = smp->callchain_nr * 8;
+
+	ctx[0] = ((u64)smp->pid << 32) | mach_maps_gen((struct machine *)&s->mach,
+						       (s32)smp->pid);
+	/* The thread root frame names the tid and its current name. */
+	ctx[1] = OPTS_GET(s->copts, threads, false) ?
+		((u64)smp->tid << 32) ^ (u64)(uintptr_t)(t ? t->comm : NULL) : 0;
+	ctx[2] = smp->cpumode;
+	ctx[3] = smp->callchain_nr;
+	hash_bytes128(smp->callchain, len, hash_bytes(ctx, sizeof(ctx), 1), h1, h2);
+}
+
+static struct chain_ent *chain_slot(struct perfspy_session *s, u64 h1, u64 h2)
+{
+	size_t i, mask;
+
+	if ((s->nr_chains + 1) * 2 > s->chains_cap) {
+		size_t ncap = s->chains_cap ? s->chains_cap * 2 : 4096, j;
+		struct chain_ent *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (j = 0; j < s->chains_cap; j++) {
+			if (!s->chains[j].used)
+				continue;
+			i = s->chains[j].h1 & (ncap - 1);
+			while (n[i].used)
+				i = (i + 1) & (ncap - 1);
+			n[i] = s->chains[j];
+		}
+		free(s->chains);
+		s->chains = n;
+		s->chains_cap = ncap;
+	}
+	mask = s->chains_cap - 1;
+	for (i = h1 & mask; s->chains[i].used; i = (i + 1) & mask)
+		if (s->chains[i].h1 == h1 && s->chains[i].h2 == h2)
+			break;
+	return &s->chains[i];
+}
+
 static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		       const struct rec_sample *smp, struct mach_thread *t)
 {
+	u64 weight = OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
+		smp->period : 1;
+	struct chain_ent *ce = NULL;
 	size_t n = 0, i;
 	u32 tmp, *stack;
+	u64 h1, h2;
 	int err;
 
+	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size)) {
+		chain_key(s, smp, t, &h1, &h2);
+		ce = chain_slot(s, h1, h2);
+		if (!ce)
+			return -ENOMEM;
+		if (ce->used) {
+			fold_add_to(s->folder, ce->stack, weight);
+			return 0;
+		}
+	}
 	err = stk_build(&s->stk, ev, smp, &n);
 	if (err)
 		return err;
@@ -275,9 +355,16 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		stack[0] = id;
 		n++;
 	}
-	return fold_add_ids(s->folder, stack, (u32)n,
-			    OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
-			    smp->period : 1);
+	if (!ce)
+		return fold_add_ids(s->folder, stack, (u32)n, weight);
+	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
+	if (!err) {
+		ce->h1 = h1;
+		ce->h2 = h2;
+		ce->used = 1;
+		s->nr_chains++;
+	}
+	return err;
 }
 
 static bool event_matches(const char *name, const char *want)

@@ -179,6 +179,30 @@ static bool has_init_py(const char *dir, size_t len)
 	return stat(buf, &st) == 0;
 }
 
+void hash_bytes128(const void *p, size_t n, u64 seed, u64 *h1, u64 *h2)
+{
+	const u8 *b = p;
+	u64 a = 0x9e3779b97f4a7c15ULL ^ seed, c = 0xc2b2ae3d27d4eb4fULL + seed;
+	size_t i = 0;
+
+	/* Two independent lanes over one pass of the input: a multiply-
+	 * rotate lane and an add-multiply-shift lane, mixed at the end. */
+	for (; i + 8 <= n; i += 8) {
+		u64 w = get_u64(b + i);
+
+		a = (a ^ w) * 0x87c37b91114253d5ULL;
+		a = (a << 31) | (a >> 33);
+		c = (c + w) * 0x4cf5ad432745937fULL;
+		c ^= c >> 29;
+	}
+	for (; i < n; i++) {
+		a = (a ^ b[i]) * 0x87c37b91114253d5ULL;
+		c = (c + b[i]) * 0x4cf5ad432745937fULL;
+	}
+	*h1 = hash_mix(a ^ n);
+	*h2 = hash_mix(c + n);
+}
+
 const char *short_filename(const char *path, char *buf, size_t size)
 {
 	const char *end = path + strlen(path);

@@ -185,6 +185,9 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 /* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
 u64 hash_bytes(const void *p, size_t n, u64 seed);
 
+/* Two independent 64-bit hashes of the same bytes in one pass. */
+void hash_bytes128(const void *p, size_t n, u64 seed, u64 *h1, u64 *h2);
+
 static inline u64 hash_mix(u64 h)
 {
 	h ^= h >> 33;

@@ -4,7 +4,7 @@
 # Debian package names (DESIGN.md "Dependencies").
 set -euo pipefail
 
-pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev
+pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
       libtraceevent-dev linux-source-6.1 linux-perf clang)
 missing=()
 for p in "${pkgs[@]}"; do
