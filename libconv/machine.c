@@ -289,7 +289,7 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 	if (!nm.name)
 		return -ENOMEM;
 	nm.short_name = map_short_name(m, nm.name);
-	if (nm.kind == MAPK_FILE) {
+	if (nm.kind == MAPK_FILE || nm.kind == MAPK_VDSO) {
 		const u8 *id = mm->build_id;
 		u8 size = mm->build_id_size;
 

@@ -621,6 +621,23 @@ static int run_pass(struct perfspy_session *s)
 	return err;
 }
 
+/* The BUILD_ID feature's table (file mode): binaries are then found by
+ * build id first and checked against it (perf's build-id cache). */
+static int load_build_ids(struct perfspy_session *s)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->rd.nr_build_ids; i++) {
+		const struct rd_build_id *b = &s->rd.build_ids[i];
+
+		err = mach_add_build_id(&s->mach, b->filename, b->id, b->size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int start_stacks(struct perfspy_session *s,
 			const struct perfspy_convert_opts *o)
 {
@@ -670,7 +687,9 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		return -PERFSPY_E_NO_EVENT;
 	}
 	reset_pass(s);
-	err = start_stacks(s, opts);
+	err = load_build_ids(s);
+	if (!err)
+		err = start_stacks(s, opts);
 	if (err)
 		return err;
 	err = run_pass(s);

@@ -244,7 +244,7 @@ static int find_code(void *arg, u64 pc, struct unw_code *out)
 	memset(out, 0, sizeof(*out));
 	if (!map)
 		return 0;
-	if (map->kind == MAPK_FILE && map->dso) {
+	if (map->dso) { /* an ELF file or the [vdso] image */
 		out->kind = UNW_CODE_DSO;
 		out->dso = map->dso;
 		out->file_off = pc - map->start + map->pgoff;

@@ -39,6 +39,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,6 +185,7 @@ struct sym_dso {
 	bool cus_built;
 	struct cu_fns *cufns;
 	size_t cufns_cap, cufns_n;
+	u8 *mem_image;      /* our copy of an in-memory ELF ([vdso]) */
 	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
 	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */
 	bool cfi_tried;
@@ -490,6 +492,7 @@ static void dso_free(struct sym_dso *d)
 		elf_end(d->dbg);
 	if (d->elf)
 		elf_end(d->elf);
+	free(d->mem_image);
 	free(d);
 }
 
@@ -811,6 +814,44 @@ static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
 		dso->elf = try_elf(ctx, dso, name);
 }
 
+/*
+ * The vDSO of this very process, when the profile's [vdso] has the same
+ * build id (a profile taken on this machine and kernel): the kernel maps
+ * the image into every process (getauxval(AT_SYSINFO_EHDR)); a copy is
+ * handed to libelf. Without a recorded build id it is not used, since
+ * another kernel's vDSO would give wrong names.
+ */
+static void locate_self_vdso(struct sym_ctx *ctx, struct sym_dso *dso)
+{
+	const u8 *base = (const u8 *)getauxval(AT_SYSINFO_EHDR);
+	Elf64_Ehdr eh;
+	size_t size;
+	Elf *elf;
+	u8 *copy;
+
+	if (!base || !dso->bid_size)
+		return;
+	memcpy(&eh, base, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (size < sizeof(eh) || size > (1u << 20))
+		return;
+	copy = malloc(size);
+	if (!copy)
+		return;
+	memcpy(copy, base, size);
+	elf = elf_memory((char *)copy, size);
+	if (!elf || !bid_ok(ctx, dso, elf, "[vdso] of this process")) {
+		if (elf)
+			elf_end(elf);
+		free(copy);
+		return;
+	}
+	dso->elf = elf;
+	dso->mem_image = copy;
+}
+
 /* Candidates in the order of symbols.h: build-id cache, system debug
  * dir, <symfs><path>, <path>. Pseudo maps are never opened, except that
  * perf's cache keeps a copy of the [vdso] image. */
@@ -822,6 +863,8 @@ static void locate(struct sym_ctx *ctx, struct sym_dso *dso)
 		return;
 	if (dso->bid_size && ctx->buildid_dir)
 		locate_cache(ctx, dso);
+	if (!dso->elf && pseudo)
+		locate_self_vdso(ctx, dso);
 	if (!dso->elf && !pseudo)
 		locate_path(ctx, dso);
 	if (!dso->dbg && (dso->elf || !pseudo))
