@@ -46,10 +46,30 @@ struct mem {
 	bool beyond; /* a read went past the end of the dump */
 };
 
+/*
+ * A CFI row compiled to the forms that cover nearly all code: CFA =
+ * register + offset, and each register undefined, unchanged, saved at
+ * CFA + offset, or equal to CFA + offset. Rows using anything else (PLT
+ * stubs' DWARF expressions) keep going through eval().
+ */
+enum { R_SAME, R_UNDEF, R_AT_CFA, R_VAL_CFA };
+
+#define NSAVED 7 /* saved_regs[] plus the return address column */
+
+struct rule {
+	bool simple;
+	u8 cfa_reg;
+	s64 cfa_off;
+	u8 reg[NSAVED];	 /* DWARF register numbers */
+	u8 kind[NSAVED];
+	s64 off[NSAVED];
+};
+
 struct fcache_ent {
 	struct sym_dso *dso;
 	u64 vaddr;
 	Dwarf_Frame *frame; /* NULL: no CFI covers this address */
+	struct rule rule;
 	bool used;
 };
 
@@ -282,8 +302,10 @@ static int fcache_grow(struct unw_ctx *u)
 
 /* The decoded CFI row for (dso, vaddr), cached: libdw parses the FDE
  * once per address, and the loop only evaluates. */
+static void compile_rule(Dwarf_Frame *fr, struct rule *r);
+
 static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
-		     Dwarf_Frame **out)
+		     Dwarf_Frame **out, const struct rule **rule)
 {
 	Dwarf_CFI *eh, *dbg;
 	struct fcache_ent *e;
@@ -302,6 +324,7 @@ static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 		e = &u->tab[i];
 		if (e->dso == dso && e->vaddr == vaddr) {
 			*out = e->frame;
+			*rule = &e->rule;
 			return 0;
 		}
 	}
@@ -316,11 +339,110 @@ static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 			e->frame = NULL;
 	}
 	u->n++;
+	if (e->frame)
+		compile_rule(e->frame, &e->rule);
 	*out = e->frame;
+	*rule = &e->rule;
 	return 0;
 }
 
 enum step { STEP_OK, STEP_ROOT, STEP_FAIL };
+
+/* The location forms libdw builds for DW_CFA_offset/val_offset
+ * (dwarf_frame_register.c): DW_OP_call_frame_cfa, optionally
+ * DW_OP_plus_uconst N, optionally DW_OP_stack_value. */
+static bool simple_loc(const Dwarf_Op *ops, size_t nops, u8 *kind, s64 *off)
+{
+	size_t i = 1;
+
+	if (!nops || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	*off = 0;
+	if (i < nops && ops[i].atom == DW_OP_plus_uconst)
+		*off = (s64)ops[i++].number;
+	*kind = R_AT_CFA;
+	if (i < nops && ops[i].atom == DW_OP_stack_value) {
+		*kind = R_VAL_CFA;
+		i++;
+	}
+	return i == nops;
+}
+
+static void compile_rule(Dwarf_Frame *fr, struct rule *r)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops, k;
+	int ra;
+
+	memset(r, 0, sizeof(*r));
+	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+	if (ra < 0 || ra >= UNW_NREGS || dwarf_frame_cfa(fr, &ops, &nops) || nops != 1)
+		return;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		r->cfa_reg = ops[0].atom - DW_OP_breg0;
+		r->cfa_off = (s64)ops[0].number;
+	} else if (ops[0].atom == DW_OP_bregx) {
+		r->cfa_reg = (u8)ops[0].number;
+		r->cfa_off = (s64)ops[0].number2;
+	} else {
+		return;
+	}
+	for (k = 0; k < NSAVED; k++) {
+		r->reg[k] = k < ARRAY_SIZE(saved_regs) ? saved_regs[k] : (u8)ra;
+		if (dwarf_frame_register(fr, r->reg[k], ops_mem, &ops, &nops))
+			return;
+		if (!nops)
+			r->kind[k] = ops ? R_UNDEF : R_SAME;
+		else if (!simple_loc(ops, nops, &r->kind[k], &r->off[k]))
+			return;
+	}
+	r->simple = r->cfa_reg < UNW_NREGS;
+}
+
+/* step_cfi() for a compiled rule: the same result without evaluating
+ * DWARF operations (most of the unwinder's time before). */
+static enum step step_rule(const struct rule *r, const struct regs *cur,
+			   struct regs *next, struct mem *m)
+{
+	u64 cfa, v;
+	size_t k;
+
+	if (!reg_get(cur, r->cfa_reg, &cfa))
+		return STEP_FAIL;
+	cfa += (u64)r->cfa_off;
+	next->valid = 0;
+	for (k = NSAVED; k-- > 0;) {
+		unsigned reg = r->reg[k];
+		bool is_ra = k == NSAVED - 1;
+
+		switch (r->kind[k]) {
+		case R_SAME:
+			if (!reg_get(cur, reg, &v)) {
+				if (is_ra)
+					return STEP_FAIL;
+				continue;
+			}
+			break;
+		case R_UNDEF:
+			if (is_ra)
+				return STEP_ROOT;
+			continue;
+		case R_AT_CFA:
+			if (!mem_read(m, cfa + (u64)r->off[k], &v)) {
+				if (is_ra)
+					return STEP_FAIL;
+				continue;
+			}
+			break;
+		default:
+			v = cfa + (u64)r->off[k];
+			break;
+		}
+		reg_set(next, is_ra ? UNW_RIP : reg, v);
+	}
+	reg_set(next, UNW_RSP, cfa);
+	return STEP_OK;
+}
 
 static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
 			  struct regs *next, struct mem *m)
@@ -493,16 +615,19 @@ static void load_regs(const struct rec_sample *s, u64 mask, struct regs *r)
 static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
 			  const struct regs *cur, struct regs *next, struct mem *m)
 {
+	const struct rule *rule = NULL;
 	Dwarf_Frame *fr = NULL;
 	enum step st = STEP_FAIL;
 
 	if (f->code.kind == UNW_CODE_DSO) {
 		/* Return addresses are looked up at pc - 1: the call may be
 		 * the last instruction of its function. */
-		if (frame_for(u, f->code.dso, f->code.file_off - f->is_return, &fr) < 0)
+		if (frame_for(u, f->code.dso, f->code.file_off - f->is_return,
+			      &fr, &rule) < 0)
 			return STEP_FAIL;
 		if (fr) {
-			st = step_cfi(fr, cur, next, m);
+			st = rule->simple ? step_rule(rule, cur, next, m) :
+				step_cfi(fr, cur, next, m);
 			if (st != STEP_FAIL) {
 				u->stats.steps_cfi++;
 				return st;
