@@ -5,6 +5,8 @@
  * root first, one space before the count.
  */
 #include "fold.h"
+#include "opts.h"
+#include "write.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -256,44 +258,97 @@ PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f)
 }
 
 /*
- * Order two stacks as their rendered lines would sort bytewise, without
- * rendering them: frames are compared name by name, and where one name
- * is a prefix of the other the byte after it is the separator (';' if
- * frames follow, ' ' before the count). Deep stacks make rendered output
- * large (hundreds of MB), so the writer never holds it in memory.
+ * Writer order: lines sorted bytewise, without rendering them. A line is
+ * the frames joined by ';', then ' ', the count and '\n'. Two stacks
+ * compare equal up to their first differing frame; there each is an
+ * item: the frame name followed by ';' when the stack goes on, or by
+ * " COUNT\n" when it ends there, and the items compare as strings. When
+ * one name is a prefix of the other, the byte after it decides: ';', or
+ * ' ' and then the count's digits (a frame "foo" ending a stack sorts
+ * after "foo (a.c:1)" but before "foo z"). Names hold no ';' or '\n'
+ * (fold_intern), so the comparison always ends inside the items.
  */
+struct item {
+	const char *name;
+	u32 len;
+	bool end;
+	char num[24]; /* " COUNT\n" for ending items */
+	u32 nlen;
+};
+
+static void item_of(const struct perfspy_folder *f, const struct fold_stack *st,
+		    u32 depth, struct item *it)
+{
+	u32 id = f->pool[st->off + depth];
+
+	it->name = f->names[id];
+	it->len = f->name_lens[id];
+	it->end = depth + 1 == st->nr;
+	it->nlen = 0;
+	if (it->end)
+		it->nlen = (u32)snprintf(it->num, sizeof(it->num), " %llu\n",
+					 (unsigned long long)st->count);
+}
+
+static int item_char(const struct item *it, u32 i)
+{
+	if (i < it->len)
+		return (unsigned char)it->name[i];
+	if (!it->end)
+		return i == it->len ? ';' : -1;
+	i -= it->len;
+	return i < it->nlen ? (unsigned char)it->num[i] : -1;
+}
+
+static int cmp_items(const struct perfspy_folder *f, const struct fold_stack *x,
+		     const struct fold_stack *y, u32 depth)
+{
+	u32 a = f->pool[x->off + depth], b = f->pool[y->off + depth], i, n;
+	struct item ix, iy;
+	int c;
+
+	if (a == b) {
+		bool ex = depth + 1 == x->nr, ey = depth + 1 == y->nr;
+
+		/* ' ' (ends here) sorts before ';' (goes on). */
+		return ex == ey ? 0 : ex ? -1 : 1;
+	}
+	n = f->name_lens[a] < f->name_lens[b] ? f->name_lens[a] : f->name_lens[b];
+	c = memcmp(f->names[a], f->names[b], n);
+	if (c)
+		return c;
+	/* One name is a prefix of the other: compare what follows. */
+	item_of(f, x, depth, &ix);
+	item_of(f, y, depth, &iy);
+	for (i = n;; i++) {
+		int cx = item_char(&ix, i), cy = item_char(&iy, i);
+
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+		if (cx < 0)
+			return 0;
+	}
+}
+
+/* Two stacks in line order: walk the common frames, then compare the
+ * items where they part. */
 static int cmp_stacks(const struct perfspy_folder *f, const struct fold_stack *x,
 		      const struct fold_stack *y)
 {
 	u32 i, n = x->nr < y->nr ? x->nr : y->nr;
+	const u32 *px = f->pool + x->off, *py = f->pool + y->off;
 
-	for (i = 0; i < n; i++) {
-		u32 a = f->pool[x->off + i], b = f->pool[y->off + i];
-		u32 la = f->name_lens[a], lb = f->name_lens[b];
-		unsigned char ca, cb;
-		int c;
-
-		if (a == b)
-			continue;
-		c = memcmp(f->names[a], f->names[b], la < lb ? la : lb);
-		if (c)
-			return c;
-		if (la == lb)
-			continue; /* equal text under two ids cannot happen */
-		/* One name is a prefix of the other. */
-		ca = la < lb ? (i + 1 < x->nr ? ';' : ' ') : (unsigned char)f->names[a][lb];
-		cb = lb < la ? (i + 1 < y->nr ? ';' : ' ') : (unsigned char)f->names[b][la];
-		return ca < cb ? -1 : 1;
-	}
+	for (i = 0; i < n; i++)
+		if (px[i] != py[i])
+			return cmp_items(f, x, y, i);
 	if (x->nr == y->nr)
 		return 0;
-	/* The shorter stack continues with ' ', the longer with ';' (the
-	 * empty stack is the line " COUNT"). */
+	/* The shorter stack's line goes on with ' ', the longer one's with
+	 * ';' (and the empty stack's line is " COUNT"). */
 	return x->nr < y->nr ? -1 : 1;
 }
 
-/* qsort has no context argument in C11; sort indices with a small
- * merge sort instead (also stable and O(n log n) worst case). */
+/* Merge sort of stack indices (stable; O(n log n) worst case). */
 static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 {
 	size_t m, i, j, k;
@@ -303,6 +358,8 @@ static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 	m = n / 2;
 	sort_idx(f, v, tmp, m);
 	sort_idx(f, v + m, tmp, n - m);
+	if (cmp_stacks(f, &f->stacks[v[m - 1]], &f->stacks[v[m]]) <= 0)
+		return; /* the halves are already in order */
 	for (i = 0, j = m, k = 0; i < m && j < n;)
 		tmp[k++] = cmp_stacks(f, &f->stacks[v[j]], &f->stacks[v[i]]) < 0 ?
 			v[j++] : v[i++];
@@ -407,7 +464,18 @@ PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 	size_t i;
 	int err;
 
-	(void)opts;
+	if (!OPTS_VALID(opts, perfspy_write_opts))
+		return -PERFSPY_E_OPTS;
+	switch (OPTS_GET(opts, format, PERFSPY_FORMAT_RAW)) {
+	case PERFSPY_FORMAT_RAW:
+		break;
+	case PERFSPY_FORMAT_FLAMEGRAPH:
+		return write_svg(f, out, OPTS_GET(opts, title, NULL));
+	case PERFSPY_FORMAT_SPEEDSCOPE:
+		return write_speedscope(f, out, OPTS_GET(opts, title, NULL));
+	default:
+		return -EINVAL;
+	}
 	w.p = malloc(w.cap);
 	if (!w.p)
 		return -ENOMEM;

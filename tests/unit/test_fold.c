@@ -19,6 +19,50 @@ static char *write_str(struct perfspy_folder *f)
 	return buf;
 }
 
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The writer's order must be exactly a bytewise sort of its lines, also
+ * for names that are prefixes of others followed by low bytes (' ', '!',
+ * '(', digits), where a frame-by-frame comparison goes wrong. */
+static void test_order_random(void)
+{
+	static const char *const names[] = {
+		"foo", "foo z", "foo (a.c:1)", "foo!", "foo 1", "foo 12", "fo",
+		"f", "foo:", "bar", "\xc3\xa9", "a", "a b", "a 9", "a!",
+	};
+	struct perfspy_folder *f;
+	char *out, *line, *save, **lines;
+	size_t n = 0, i;
+	int k;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	srand(7);
+	for (k = 0; k < 3000; k++) {
+		const char *st[6];
+		size_t d = 1 + (size_t)rand() % 6, j;
+
+		for (j = 0; j < d; j++)
+			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
+		perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20));
+	}
+	out = write_str(f);
+	lines = calloc(perfspy_folder__nr_stacks(f) + 1, sizeof(*lines));
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		lines[n++] = line;
+	T_EQ_INT(n, perfspy_folder__nr_stacks(f));
+	for (i = 1; i < n; i++) {
+		/* strcmp on the lines with their '\n' cut: the cut can only
+		 * make a line compare smaller, as '\n' would. */
+		T(cmp_lines(&lines[i - 1], &lines[i]) < 0);
+	}
+	free(lines);
+	free(out);
+	perfspy_folder__free(f);
+}
+
 int main(void)
 {
 	const char *a[] = { "main (a.c:3)", "work (a.c:9)" };
@@ -67,5 +111,6 @@ int main(void)
 	}
 	perfspy_folder__free(f);
 	perfspy_folder__free(NULL);
+	test_order_random();
 	TEST_MAIN_END();
 }
