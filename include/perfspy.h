@@ -65,7 +65,8 @@ extern "C" {
 	X(CONSUMED, 4008, "input stream already consumed")                    \
 	X(BAD_RECORD, 4009, "malformed record")                               \
 	X(ZSTD, 4010, "zstd decompression failed")                            \
-	X(INTERRUPTED, 4011, "interrupted")
+	X(INTERRUPTED, 4011, "interrupted")                                   \
+	X(RULES, 4012, "invalid report rules")
 
 enum perfspy_error {
 #define PERFSPY_X_ENUM(name, value, msg) PERFSPY_E_##name = value,
@@ -360,20 +361,146 @@ PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
 PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f);
 PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f);
 
+/* Output formats of perfspy_folder__write(). */
+enum perfspy_format {
+	/* py-spy raw folded stacks (py-spy --format raw). */
+	PERFSPY_FORMAT_RAW = 0,
+	/* A self-contained interactive SVG flame graph, root on top (as
+	 * py-spy's default output): click zooms, search highlights, tooltips
+	 * give counts and percentages; Python, native and kernel frames have
+	 * distinct colours. */
+	PERFSPY_FORMAT_FLAMEGRAPH = 1,
+	/* speedscope's JSON file format, one sampled profile per
+	 * `thread (TID)...` root frame. */
+	PERFSPY_FORMAT_SPEEDSCOPE = 2,
+};
+
 struct perfspy_write_opts {
 	size_t sz;
-	int reserved; /* formats other than raw come later */
+	int format; /* enum perfspy_format; was `reserved` (0 = raw) */
+	/* SVG title and speedscope file name; NULL means "perfspy". Text
+	 * only (escaped on output), never markup. */
+	const char *title;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field reserved
+#define perfspy_write_opts__last_field title
 
 /*
- * Write py-spy raw folded stacks to @out: `frame;...;frame COUNT\n`, root
- * first, lines sorted bytewise. The caller owns @out (it is not closed).
- * Returns 0, -EIO if a write failed, or -ENOMEM.
+ * Write the folder's stacks to @out in @opts->format (raw by default):
+ *   raw: `frame;...;frame COUNT\n`, root first, lines sorted bytewise;
+ *   flamegraph: one SVG document (frames narrower than 0.1 px of the
+ *     1200 px image are left out, as flamegraph.pl's --minwidth does);
+ *   speedscope: one JSON document (unit "none": weights are the counts).
+ * Every format gives the same bytes for the same stacks. The caller owns
+ * @out (it is not closed).
+ * Returns 0, -EIO if a write failed, -ENOMEM, -EINVAL for an unknown
+ * format, or -PERFSPY_E_OPTS.
  */
 PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 				      const struct perfspy_write_opts *opts);
+
+/*
+ * Report: where the CPU goes, by category, thread and innermost Python
+ * frame, from a folder's stacks (`perfspy report`).
+ *
+ * Each stack gets one category. Its native tail is the frames below the
+ * innermost Python frame (all frames when it has none; `thread (...)`
+ * and `process ...` root frames are never part of it). An empty tail is
+ * "Python code". Otherwise the rules are tried in order and the first
+ * rule that matches the tail names the category; no match is "other
+ * native". perfspy_report_default_rules() gives the built-in rules.
+ *
+ * Rules text, one rule a line ('#' starts a comment line):
+ *
+ *	CATEGORY: [leaf] KIND [PATTERN]
+ *
+ * CATEGORY is any text without ':'. KIND is one of
+ *	func GLOB   the function part of a frame (before its last " (")
+ *	lib GLOB    the file or library in a frame's last "(...)", without
+ *	            its ":LINE"
+ *	frame GLOB  the whole frame text
+ *	kernel      any kernel frame (`... ([kernel.kallsyms])`)
+ * GLOBs are fnmatch(3) patterns (*, ?, [...]; '\' quotes) running to the
+ * end of the line. A rule matches when any frame of the tail matches; a
+ * `leaf` rule only looks at the innermost frame of the tail that is not
+ * a kernel frame (or the innermost frame if all are).
+ */
+struct perfspy_report;
+
+struct perfspy_report_opts {
+	size_t sz;
+	/* Rules text (the format above); NULL means the built-in rules. */
+	const char *rules;
+	/* Name shown in messages about the rules (a file name). */
+	const char *rules_name;
+	/* Where messages go (a bad rule line); NULL drops them. */
+	perfspy_log_fn log_fn;
+	void *log_ctx;
+	size_t : 0;
+};
+#define perfspy_report_opts__last_field log_ctx
+
+/* The built-in rules text; static storage, never freed. */
+PERFSPY_API const char *perfspy_report_default_rules(void);
+
+/*
+ * Categorize every stack of @f. On success *@out is a new report, freed
+ * with perfspy_report__free(); it keeps no pointer into @f.
+ * Errors: -PERFSPY_E_RULES (a bad rule line, logged with its number),
+ * -PERFSPY_E_OPTS, -ENOMEM.
+ */
+PERFSPY_API int perfspy_report__new(const struct perfspy_folder *f,
+				    const struct perfspy_report_opts *opts,
+				    struct perfspy_report **out);
+
+/* Free a report; NULL is accepted. */
+PERFSPY_API void perfspy_report__free(struct perfspy_report *r);
+
+/* One row of a report: a category, thread or Python frame. */
+struct perfspy_report_row {
+	size_t sz;
+	const char *name; /* lives until perfspy_report__free() */
+	uint64_t samples;
+	size_t : 0;
+};
+
+/* All samples of the report. */
+PERFSPY_API uint64_t perfspy_report__total(const struct perfspy_report *r);
+
+/*
+ * Fill @row (whose ->sz the caller sets) with category @idx: every
+ * category the rules name plus "other native" and "Python code", by
+ * samples (most first), ties in rule order. -ENOENT past the end.
+ */
+PERFSPY_API int perfspy_report__category(const struct perfspy_report *r,
+					 uint32_t idx,
+					 struct perfspy_report_row *row);
+
+enum perfspy_report_by {
+	PERFSPY_REPORT_BY_CATEGORY = 0,
+	PERFSPY_REPORT_BY_THREAD = 1, /* thread names from `thread (TID): NAME` */
+	PERFSPY_REPORT_BY_PYTHON = 2, /* innermost Python frame */
+};
+
+struct perfspy_report_write_opts {
+	size_t sz;
+	int by;		 /* enum perfspy_report_by: the text table's rows */
+	unsigned top;	 /* entries per list; 0 means 5 */
+	bool json;	 /* one JSON object instead of text */
+	size_t : 0;
+};
+#define perfspy_report_write_opts__last_field json
+
+/*
+ * Write the report to @out (the caller owns it): a text table, or with
+ * ->json one object holding at least "samples" (the total) and
+ * "categories": [{"name", "samples", "share", "python", "native",
+ * "threads", "syscalls"}], plus "threads" and "python" rows. Output is
+ * deterministic. Returns 0, -EIO, -ENOMEM or -PERFSPY_E_OPTS.
+ */
+PERFSPY_API int perfspy_report__write(const struct perfspy_report *r,
+				      FILE *out,
+				      const struct perfspy_report_write_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,18 @@ void cli_out_abort(struct cli_out *o);
 /* SIGINT/SIGTERM: remove the pending temporary file and exit 130. */
 void cli_install_signals(void);
 
+/*
+ * Fill @f from @path: perf.data (file or '-' pipe, told by its magic)
+ * through a session converted with @co (*@sp is set; the caller closes
+ * it), or folded stacks `frame;...;frame COUNT` (*@sp stays NULL).
+ * Returns 0, or -1 with the message printed.
+ */
+int cli_load_input(const char *path, const struct cli_common *c,
+		   const struct perfspy_convert_opts *co,
+		   struct perfspy_folder *f, struct perfspy_session **sp);
+
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

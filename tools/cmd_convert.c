@@ -21,8 +21,14 @@ static void convert_usage(FILE *f)
 		"  -i, --input FILE      perf.data to read; '-' reads a pipe\n"
 		"                        (perf record -o - ... | perfspy convert -i -)\n"
 		"                        [default: perf.data]\n"
+		"                        Folded stacks (py-spy raw) are read too, for\n"
+		"                        --format: told apart from perf.data by content\n"
 		"  -o, --output FILE     where to write; '-' is standard output [default: -]\n"
 		"                        (written to a temporary file, renamed on success)\n"
+		"      --format FMT      raw (py-spy folded stacks), flamegraph (interactive\n"
+		"                        SVG, root on top) or speedscope (JSON, one profile\n"
+		"                        per thread with --threads) [default: raw]\n"
+		"      --title TEXT      title of the SVG / name of the speedscope file\n"
 		"      --event NAME      event to fold, as `perfspy info` names it\n"
 		"                        [default: the first event]\n"
 		"      --pid PID         only samples of this process\n"
@@ -49,7 +55,7 @@ static void convert_usage(FILE *f)
 
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
        O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
-       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES };
+       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -69,6 +75,8 @@ static const struct option convert_opts[] = {
 	{ "qualname", no_argument, NULL, O_QUALNAME },
 	{ "nolineno", no_argument, NULL, O_NOLINENO },
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "title", required_argument, NULL, O_TITLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -114,6 +122,7 @@ static void note_events(struct perfspy_session *s, const char *path,
 int cmd_convert(int argc, char **argv)
 {
 	PERFSPY_OPTS(perfspy_convert_opts, co);
+	PERFSPY_OPTS(perfspy_write_opts, wo);
 	struct cli_common common = { 0 };
 	const char *in = "perf.data", *out = "-";
 	struct perfspy_session *s = NULL;
@@ -150,6 +159,20 @@ int cmd_convert(int argc, char **argv)
 		case O_QUALNAME: co.qualname = true; break;
 		case O_NOLINENO: co.no_lineno = true; break;
 		case O_FULL_FILENAMES: co.full_filenames = true; break;
+		case O_FORMAT:
+			if (!strcmp(optarg, "raw")) {
+				wo.format = PERFSPY_FORMAT_RAW;
+			} else if (!strcmp(optarg, "flamegraph")) {
+				wo.format = PERFSPY_FORMAT_FLAMEGRAPH;
+			} else if (!strcmp(optarg, "speedscope")) {
+				wo.format = PERFSPY_FORMAT_SPEEDSCOPE;
+			} else {
+				cli_err("--format: expected raw, flamegraph or speedscope, got '%s'",
+					optarg);
+				return 2;
+			}
+			break;
+		case O_TITLE: wo.title = optarg; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;
@@ -164,21 +187,16 @@ int cmd_convert(int argc, char **argv)
 	cli_install_signals();
 	if (!common.quiet && isatty(STDERR_FILENO))
 		co.progress_fn = cli_progress;
-	s = cli_open(in, &common);
-	if (!s)
-		return 1;
 	err = perfspy_folder__new(&f);
 	if (err)
 		goto fail;
-	err = perfspy_session__convert(s, &co, f);
-	cli_progress_end();
-	if (err)
-		goto fail;
-	if (!common.quiet)
+	if (cli_load_input(in, &common, &co, f, &s))
+		goto out;
+	if (s && !common.quiet)
 		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
 	if (cli_out_open(&o, out))
 		goto out;
-	err = perfspy_folder__write(f, o.f, NULL);
+	err = perfspy_folder__write(f, o.f, &wo);
 	if (err) {
 		cli_out_abort(&o);
 		goto fail;

@@ -235,6 +235,7 @@ static void usage(FILE *f)
 		"commands:\n"
 		"  convert   perf.data (file or pipe) -> py-spy raw folded stacks\n"
 		"  info      what a perf.data file holds, and what it lacks\n"
+		"  report    where the CPU goes: shares by category, thread, Python frame\n"
 		"\n"
 		"  perfspy <command> --help   options of a command\n"
 		"  perfspy --version          the version\n");
@@ -259,6 +260,8 @@ int main(int argc, char **argv)
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	cli_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return 2;

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `perfspy report` internals shared by report.c (rules, categorizing and
+ * counting) and report_out.c (the text table and the JSON object).
+ *
+ * A report keeps its own copy of every name it shows (interned in a
+ * private folder), so it outlives the folder it was made from. Counts
+ * are kept as relations: (category, innermost Python frame), (category,
+ * native leaf), (category, thread name), (category, syscall), (thread,
+ * Python frame), (Python frame, native leaf), each a set of
+ * (a, b) -> weight entries. Every table the writers print is a grouping
+ * of one relation by one side, sorted by weight then by name, so output
+ * never depends on hash or insertion order.
+ */
+#ifndef PERFSPY_REPORT_H
+#define PERFSPY_REPORT_H
+
+#include "perfspy.h"
+#include "util.h"
+#include "write.h"
+
+#define RP_NONE UINT32_MAX
+
+enum rp_rel_id {
+	REL_CAT_PY = 0,
+	REL_CAT_NAT,
+	REL_CAT_THR,
+	REL_CAT_SYS,
+	REL_THR_PY,
+	REL_PY_NAT,
+	REL_N,
+};
+
+struct rp_ent {
+	u32 a, b;
+	u64 n;
+};
+
+struct rp_rel {
+	struct rp_ent *e;
+	size_t nr, cap;
+	u32 *slots; /* hash(a, b) -> entry index + 1 */
+	size_t slots_cap;
+};
+
+enum rp_kind { RK_FUNC = 0, RK_LIB, RK_FRAME, RK_KERNEL };
+
+struct rp_rule {
+	u32 cat;	 /* index into perfspy_report.cats */
+	enum rp_kind kind;
+	bool leaf;
+	const char *pat; /* NUL-terminated glob; "" for RK_KERNEL */
+};
+
+struct perfspy_report {
+	struct perfspy_folder *names; /* private string table */
+	u32 nnames;
+	struct arena pats;
+	struct rp_rule *rules;
+	size_t nrules, cap_rules;
+	u32 *cats;		/* category name ids, in rule order */
+	u64 *cat_total;
+	size_t ncats, cap_cats, cap_tot;
+	u32 cat_other, cat_python;
+	u32 *cat_order;		/* categories by weight, then rule order */
+	u32 no_python;		/* name id "(no Python frame)" */
+	u32 no_thread;		/* name id "(all threads)" */
+	bool has_threads;	/* some stack had a thread root */
+	u64 total;
+	struct rp_rel rel[REL_N];
+	u32 *rank;		/* name id -> bytewise rank (after build) */
+	struct log_sink log;
+	const char *rules_name;
+};
+
+/* Intern @len bytes of @s into the report's names; RP_NONE on ENOMEM. */
+u32 rp_name(struct perfspy_report *r, const char *s, size_t len);
+
+/* One group of a relation grouped by one side: @key, its total, and its
+ * entries in order (ent[first .. first + count)). */
+struct rp_group {
+	u32 key;
+	u64 total;
+	size_t first, count;
+};
+
+struct rp_grouping {
+	const struct rp_rel *rel;
+	bool by_b;		/* grouped by b (else by a) */
+	u32 *ent;		/* entry indices, group after group */
+	struct rp_group *g;	/* groups by total, then by key name */
+	size_t ng;
+};
+
+/* Group relation @rel by side b (@by_b) or a. 0 or -ENOMEM. */
+int rp_group_by(const struct perfspy_report *r, enum rp_rel_id rel, bool by_b,
+		struct rp_grouping *out);
+void rp_grouping_free(struct rp_grouping *gr);
+
+/* The group of @key in @gr, or NULL. */
+const struct rp_group *rp_find(const struct rp_grouping *gr, u32 key);
+
+/* Does side b (else a) of relation @rel hold category indices? */
+static inline bool rp_side_is_cat(enum rp_rel_id rel, bool b)
+{
+	return !b && rel <= REL_CAT_SYS;
+}
+
+/* The text of a category index or name id. */
+const char *rp_text(const struct perfspy_report *r, u32 v, bool is_cat,
+		    size_t *len);
+
+#endif
