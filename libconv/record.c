@@ -9,6 +9,13 @@
  */
 #include "record.h"
 
+#include <stddef.h>
+/* Record layouts come from libperf (tools/lib/perf/include/perf/event.h):
+ * its structs give the offsets; fields are read through memcpy at those
+ * offsets, since records in streams, zstd output and corrupt files are
+ * not aligned. */
+#include <perf/event.h>
+
 #include <errno.h>
 #include <sys/mman.h>
 
@@ -239,29 +246,30 @@ int rec_parse_mmap(const struct perf_event_header *h, struct rec_mmap *m)
 
 	memset(m, 0, sizeof(*m));
 	m->is_mmap2 = type == PERF_RECORD_MMAP2;
-	if (size < (m->is_mmap2 ? 73 : 33))
+	if (size < (m->is_mmap2 ? offsetof(struct perf_record_mmap2, filename) :
+		    offsetof(struct perf_record_mmap, filename)) + 1)
 		return -PERFSPY_E_BAD_RECORD;
-	m->pid = get_u32(p + 8);
-	m->tid = get_u32(p + 12);
-	m->start = get_u64(p + 16);
-	m->len = get_u64(p + 24);
-	m->pgoff = get_u64(p + 32);
+	m->pid = get_u32(p + offsetof(struct perf_record_mmap2, pid));
+	m->tid = get_u32(p + offsetof(struct perf_record_mmap2, tid));
+	m->start = get_u64(p + offsetof(struct perf_record_mmap2, start));
+	m->len = get_u64(p + offsetof(struct perf_record_mmap2, len));
+	m->pgoff = get_u64(p + offsetof(struct perf_record_mmap2, pgoff));
 	if (m->is_mmap2) {
 		/* Union at 40: {maj, min, ino, ino_generation} or, with
 		 * PERF_RECORD_MISC_MMAP_BUILD_ID, {size, res, build_id[20]}. */
 		if (hdr_misc(h) & (1 << 14)) {
 			m->build_id_size = p[40] > 20 ? 20 : p[40];
-			m->build_id = p + 44;
+			m->build_id = p + offsetof(struct perf_record_mmap2, build_id);
 		}
-		m->prot = get_u32(p + 64);
-		m->flags = get_u32(p + 68);
-		m->filename = rec_str(h, 72);
+		m->prot = get_u32(p + offsetof(struct perf_record_mmap2, prot));
+		m->flags = get_u32(p + offsetof(struct perf_record_mmap2, flags));
+		m->filename = rec_str(h, offsetof(struct perf_record_mmap2, filename));
 	} else {
 		/* MMAP has no prot: data maps carry
 		 * PERF_RECORD_MISC_MMAP_DATA (1 << 13). */
 		m->prot = hdr_misc(h) & (1 << 13) ? PROT_READ :
 			PROT_READ | PROT_EXEC;
-		m->filename = rec_str(h, 40);
+		m->filename = rec_str(h, offsetof(struct perf_record_mmap, filename));
 	}
 	return m->filename ? 0 : -PERFSPY_E_BAD_RECORD;
 }
@@ -271,11 +279,11 @@ int rec_parse_comm(const struct perf_event_header *h, struct rec_comm *c)
 	const u8 *p = (const u8 *)h;
 
 	memset(c, 0, sizeof(*c));
-	if (hdr_size(h) < 17)
+	if (hdr_size(h) < offsetof(struct perf_record_comm, comm) + 1)
 		return -PERFSPY_E_BAD_RECORD;
-	c->pid = get_u32(p + 8);
-	c->tid = get_u32(p + 12);
-	c->comm = rec_str(h, 16);
+	c->pid = get_u32(p + offsetof(struct perf_record_comm, pid));
+	c->tid = get_u32(p + offsetof(struct perf_record_comm, tid));
+	c->comm = rec_str(h, offsetof(struct perf_record_comm, comm));
 	/* PERF_RECORD_MISC_COMM_EXEC (1 << 13). */
 	c->exec = hdr_misc(h) & (1 << 13);
 	return c->comm ? 0 : -PERFSPY_E_BAD_RECORD;
@@ -285,13 +293,13 @@ int rec_parse_fork(const struct perf_event_header *h, struct rec_fork *f)
 {
 	const u8 *p = (const u8 *)h;
 
-	if (hdr_size(h) < 32)
+	if (hdr_size(h) < sizeof(struct perf_record_fork))
 		return -PERFSPY_E_BAD_RECORD;
-	f->pid = get_u32(p + 8);
-	f->ppid = get_u32(p + 12);
-	f->tid = get_u32(p + 16);
-	f->ptid = get_u32(p + 20);
-	f->time = get_u64(p + 24);
+	f->pid = get_u32(p + offsetof(struct perf_record_fork, pid));
+	f->ppid = get_u32(p + offsetof(struct perf_record_fork, ppid));
+	f->tid = get_u32(p + offsetof(struct perf_record_fork, tid));
+	f->ptid = get_u32(p + offsetof(struct perf_record_fork, ptid));
+	f->time = get_u64(p + offsetof(struct perf_record_fork, time));
 	return 0;
 }
 
@@ -302,9 +310,9 @@ int rec_parse_lost(const struct perf_event_header *h, u64 *lost)
 
 	/* LOST: {u64 id; u64 lost}; LOST_SAMPLES: {u64 lost}. */
 	if (type == PERF_RECORD_LOST) {
-		if (hdr_size(h) < 24)
+		if (hdr_size(h) < sizeof(struct perf_record_lost))
 			return -PERFSPY_E_BAD_RECORD;
-		*lost = get_u64(p + 16);
+		*lost = get_u64(p + offsetof(struct perf_record_lost, lost));
 	} else {
 		if (hdr_size(h) < 16)
 			return -PERFSPY_E_BAD_RECORD;
