@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfspy report (report.c, report_out.c): a hand-made folder whose
+ * split by category is known by construction, the rule order that
+ * decides between candidates in one stack, `leaf` rules, rules files and
+ * their errors, the text and JSON outputs, determinism, empty input.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "perfspy.h"
+#include "test.h"
+
+#define PY_MAIN "main (train.py:10)"
+#define PY_STEP "step (train.py:20)"
+
+/* Each stack names the category it must land in (NULL: no check). */
+static const struct {
+	const char *cat;
+	uint64_t n;
+	const char *frames[10];
+} stacks[] = {
+	/* CUDA launch: the launch is not the leaf; the driver and the
+	 * kernel below it still count as the launch. */
+	{ "CUDA launch", 30, { "thread (10): MainThread", PY_MAIN, PY_STEP,
+		"cudaLaunchKernel (libcudart.so.12)", "0x7f10 (libcuda.so.535.104.05)",
+		"entry_SYSCALL_64 ([kernel.kallsyms])", "__x64_sys_ioctl ([kernel.kallsyms])" } },
+	{ "CUDA launch", 10, { "thread (10): MainThread", PY_MAIN, PY_STEP,
+		"cudaLaunchKernel (libcudart.so.12)" } },
+	/* .item(): _local_scalar_dense wins over the async copy it issues. */
+	{ "CUDA sync", 10, { "thread (10): MainThread", PY_MAIN, "item (train.py:30)",
+		"at::native::_local_scalar_dense_cuda (libtorch_cuda.so)",
+		"cudaMemcpyAsync (libcudart.so.12)", "0x7f20 (libcuda.so.535.104.05)" } },
+	/* The caching allocator's cudaMalloc is the allocator, not a launch
+	 * though it runs in libcuda. */
+	{ "allocator", 5, { "thread (10): MainThread", PY_MAIN, PY_STEP,
+		"c10::cuda::CUDACachingAllocator::Native::malloc (libc10_cuda.so)",
+		"cudaMalloc (libcudart.so.12)", "0x7f30 (libcuda.so.535.104.05)" } },
+	{ "allocator", 10, { "thread (11): loader", "load (data.py:5)",
+		"malloc (libc.so.6)", "_int_malloc (malloc.c:4000)" } },
+	{ "allocator", 5, { "thread (11): loader", "load (data.py:5)",
+		"_PyObject_Malloc (libpython3.12.so.1.0)",
+		"asm_exc_page_fault ([kernel.kallsyms])" } },
+	{ "GIL", 5, { "thread (11): loader", "wait (threading.py:9)",
+		"take_gil (ceval_gil.c:300)", "pthread_cond_timedwait (libc.so.6)",
+		"do_syscall_64 ([kernel.kallsyms])", "__x64_sys_futex ([kernel.kallsyms])" } },
+	/* Interpreter: a leaf rule; the page fault below the interpreter's
+	 * leaf does not make it kernel time. */
+	{ "Python interpreter", 4, { "thread (11): loader", "load (data.py:5)",
+		"_PyEval_EvalFrameDefault (libpython3.12.so.1.0)" } },
+	{ "Python interpreter", 1, { "thread (11): loader", "load (data.py:5)",
+		"_PyEval_EvalFrameDefault (libpython3.12.so.1.0)",
+		"asm_exc_page_fault ([kernel.kallsyms])" } },
+	/* ...but an interpreter frame above a native extension is not a
+	 * leaf: other native. */
+	{ "other native", 5, { "thread (11): loader", "load (data.py:5)",
+		"_PyEval_EvalFrameDefault (libpython3.12.so.1.0)",
+		"PyObject_Vectorcall (libpython3.12.so.1.0)", "crc32_update (ext.c:12)" } },
+	{ "kernel", 5, { "thread (12)", "start_thread (libc.so.6)", "clock_nanosleep (libc.so.6)",
+		"entry_SYSCALL_64 ([kernel.kallsyms])",
+		"__x64_sys_clock_nanosleep ([kernel.kallsyms])" } },
+	{ "Python code", 10, { "thread (10): MainThread", PY_MAIN, PY_STEP } },
+};
+
+static struct perfspy_folder *make(bool reversed, bool roots)
+{
+	struct perfspy_folder *f;
+	size_t i, k, n;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (k = 0; k < sizeof(stacks) / sizeof(stacks[0]); k++) {
+		i = reversed ? sizeof(stacks) / sizeof(stacks[0]) - 1 - k : k;
+		for (n = 0; n < 10 && stacks[i].frames[n]; n++)
+			;
+		T_EQ_INT(perfspy_folder__add(f, stacks[i].frames + !roots, n - !roots,
+					     stacks[i].n), 0);
+	}
+	return f;
+}
+
+static uint64_t cat_samples(const struct perfspy_report *r, const char *name)
+{
+	PERFSPY_OPTS(perfspy_report_row, row);
+	uint32_t i;
+
+	for (i = 0; !perfspy_report__category(r, i, &row); i++)
+		if (!strcmp(row.name, name))
+			return row.samples;
+	return UINT64_MAX;
+}
+
+static char *out_str(const struct perfspy_report *r, int by, unsigned top, bool json)
+{
+	PERFSPY_OPTS(perfspy_report_write_opts, o, .by = by, .top = top, .json = json);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	T_EQ_INT(perfspy_report__write(r, mf, &o), 0);
+	fclose(mf);
+	return buf;
+}
+
+/* The split by construction: each category gets exactly the weights of
+ * the stacks written for it. */
+static void test_split(void)
+{
+	struct perfspy_folder *f = make(false, true);
+	PERFSPY_OPTS(perfspy_report_row, row);
+	struct perfspy_report *r;
+	uint64_t want[16] = { 0 }, prev = UINT64_MAX;
+	const char *names[16];
+	size_t nn = 0, i, j;
+
+	for (i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		for (j = 0; j < nn && strcmp(names[j], stacks[i].cat); j++)
+			;
+		if (j == nn)
+			names[nn++] = stacks[i].cat;
+		want[j] += stacks[i].n;
+	}
+	T_EQ_INT(perfspy_report__new(f, NULL, &r), 0);
+	T_EQ_INT(perfspy_report__total(r), 100);
+	for (j = 0; j < nn; j++) {
+		T_EQ_INT(cat_samples(r, names[j]), want[j]);
+		if (cat_samples(r, names[j]) != want[j])
+			fprintf(stderr, "  category %s\n", names[j]);
+	}
+	T_EQ_INT(cat_samples(r, "CUDA launch"), 40);
+	T_EQ_INT(cat_samples(r, "allocator"), 20);
+	/* Rows come by weight, most first; every built-in category is one. */
+	for (i = 0; !perfspy_report__category(r, (uint32_t)i, &row); i++) {
+		T(row.samples <= prev);
+		prev = row.samples;
+	}
+	T_EQ_INT(i, 8);
+	T_EQ_INT(perfspy_report__category(r, 8, &row), -ENOENT);
+	perfspy_report__free(r);
+	perfspy_folder__free(f);
+}
+
+static void test_text(void)
+{
+	struct perfspy_folder *f = make(false, true), *g = make(true, true);
+	struct perfspy_report *r, *r2;
+	char *s, *s2;
+
+	T_EQ_INT(perfspy_report__new(f, NULL, &r), 0);
+	T_EQ_INT(perfspy_report__new(g, NULL, &r2), 0);
+	s = out_str(r, PERFSPY_REPORT_BY_CATEGORY, 0, false);
+	T(strstr(s, "perfspy report: 100 samples, 3 thread names; rows by category") != NULL);
+	T(strstr(s, "   40.0%        40  CUDA launch\n") != NULL);
+	T(strstr(s, "\n== CUDA launch: 40.0% (40 samples)\n"
+		    "  innermost Python frames:\n"
+		    "     40.0%  " PY_STEP "\n"
+		    "  native leaves:\n"
+		    "     30.0%  0x7f10 (libcuda.so.535.104.05)\n"
+		    "     10.0%  cudaLaunchKernel (libcudart.so.12)\n"
+		    "  threads:\n"
+		    "     40.0%  MainThread\n"
+		    "  kernel entries:\n"
+		    "     30.0%  ioctl\n") != NULL);
+	T(strstr(s, "      5.0%  futex\n") != NULL);
+	T(strstr(s, "      5.0%  clock_nanosleep\n") != NULL);
+	T(strstr(s, "      5.0%  page fault\n") != NULL);
+	T(strstr(s, "      5.0%  (no Python frame)\n") != NULL);
+	T(strstr(s, "      5.0%  thread (12)\n") != NULL);
+	/* Same stacks added in another order: same bytes. */
+	s2 = out_str(r2, PERFSPY_REPORT_BY_CATEGORY, 0, false);
+	T_EQ_STR(s, s2);
+	free(s);
+	free(s2);
+	s = out_str(r, PERFSPY_REPORT_BY_THREAD, 2, false);
+	T(strstr(s, "   65.0%        65  MainThread\n"
+		    "   30.0%        30  loader\n"
+		    "    5.0%         5  (1 more)\n") != NULL);
+	T(strstr(s, "\n== loader: 30.0% (30 samples)\n  categories:\n"
+		    "     15.0%  allocator\n      5.0%  GIL\n     10.0%  (2 more)\n") != NULL);
+	free(s);
+	s = out_str(r, PERFSPY_REPORT_BY_PYTHON, 0, false);
+	T(strstr(s, "   55.0%        55  " PY_STEP "\n") != NULL);
+	T(strstr(s, "\n== item (train.py:30): 10.0% (10 samples)\n  categories:\n"
+		    "     10.0%  CUDA sync\n") != NULL);
+	free(s);
+	perfspy_report__free(r);
+	perfspy_report__free(r2);
+	perfspy_folder__free(f);
+	perfspy_folder__free(g);
+}
+
+static void test_json(void)
+{
+	struct perfspy_folder *f = make(false, true), *g = make(true, true);
+	struct perfspy_report *r, *r2;
+	char *s, *s2;
+
+	T_EQ_INT(perfspy_report__new(f, NULL, &r), 0);
+	T_EQ_INT(perfspy_report__new(g, NULL, &r2), 0);
+	s = out_str(r, PERFSPY_REPORT_BY_CATEGORY, 0, true);
+	s2 = out_str(r2, PERFSPY_REPORT_BY_CATEGORY, 0, true);
+	T_EQ_STR(s, s2);
+	T(!strncmp(s, "{\"samples\":100,\"by\":\"category\",\"top\":5,", 39));
+	T(strstr(s, "\n{\"name\":\"CUDA launch\",\"samples\":40,\"share\":0.4000,"
+		    "\"python\":[{\"name\":\"" PY_STEP "\",\"samples\":40,\"share\":0.4000}],"
+		    "\"native\":[{\"name\":\"0x7f10 (libcuda.so.535.104.05)\",\"samples\":30,"
+		    "\"share\":0.3000},{\"name\":\"cudaLaunchKernel (libcudart.so.12)\","
+		    "\"samples\":10,\"share\":0.1000}],"
+		    "\"threads\":[{\"name\":\"MainThread\",\"samples\":40,\"share\":0.4000}],"
+		    "\"syscalls\":[{\"name\":\"ioctl\",\"samples\":30,\"share\":0.3000}]}") != NULL);
+	T(strstr(s, "{\"name\":\"GIL\",\"samples\":5,") != NULL);
+	T(strstr(s, "\"threads\":[\n{\"name\":\"MainThread\",\"samples\":65,") != NULL);
+	T(strstr(s, "\"python\":[\n{\"name\":\"" PY_STEP "\",\"samples\":55,") != NULL);
+	T(s[strlen(s) - 2] == '}');
+	free(s);
+	free(s2);
+	perfspy_report__free(r);
+	perfspy_report__free(r2);
+	perfspy_folder__free(f);
+	perfspy_folder__free(g);
+}
+
+struct logbuf {
+	char text[1024];
+};
+
+static void log_fn(void *ctx, int level, const char *msg)
+{
+	struct logbuf *b = ctx;
+
+	(void)level;
+	snprintf(b->text, sizeof(b->text), "%s", msg);
+}
+
+static int with_rules(const struct perfspy_folder *f, const char *rules,
+		      struct logbuf *lb, struct perfspy_report **r)
+{
+	PERFSPY_OPTS(perfspy_report_opts, o, .rules = rules, .rules_name = "my.rules",
+		     .log_fn = log_fn, .log_ctx = lb);
+
+	lb->text[0] = 0;
+	return perfspy_report__new(f, &o, r);
+}
+
+static void test_rules(void)
+{
+	struct perfspy_folder *f = make(false, true);
+	struct perfspy_report *r = NULL;
+	struct logbuf lb;
+
+	/* Custom rules replace the built-in ones: first match wins, `leaf`
+	 * looks at the innermost user-space frame only, `lib` at the file
+	 * without its line, `kernel` at kernel frames. */
+	T_EQ_INT(with_rules(f,
+			    "# comment\n\n"
+			    "  ext : lib ext.c  \n"
+			    "driver: leaf lib libcuda.so*\n"
+			    "launch: func cudaLaunch*\n"
+			    "sys: kernel\n"
+			    "mem: frame malloc (libc.so.6)\n", &lb, &r), 0);
+	T_EQ_INT(cat_samples(r, "ext"), 5);
+	/* driver (leaf) matches the 0x7f10 leaf of the first launch stack
+	 * (30), the .item() stack (10) and the cudaMalloc stack (5). */
+	T_EQ_INT(cat_samples(r, "driver"), 45);
+	T_EQ_INT(cat_samples(r, "launch"), 10);
+	T_EQ_INT(cat_samples(r, "sys"), 5 + 1 + 5 + 5);
+	T_EQ_INT(cat_samples(r, "mem"), 10);
+	T_EQ_INT(cat_samples(r, "Python code"), 10);
+	T_EQ_INT(cat_samples(r, "other native"), 100 - 5 - 45 - 10 - 16 - 10 - 10);
+	T_EQ_INT(cat_samples(r, "CUDA launch"), UINT64_MAX); /* not a category now */
+	perfspy_report__free(r);
+	/* No rules at all: only the two implicit categories. */
+	T_EQ_INT(with_rules(f, "", &lb, &r), 0);
+	T_EQ_INT(cat_samples(r, "other native"), 90);
+	T_EQ_INT(cat_samples(r, "Python code"), 10);
+	perfspy_report__free(r);
+	/* Errors name the file and the line. */
+	r = NULL;
+	T_EQ_INT(with_rules(f, "a: func x\nno colon here\n", &lb, &r), -PERFSPY_E_RULES);
+	T(r == NULL);
+	T(strstr(lb.text, "my.rules:2: expected") != NULL);
+	T_EQ_INT(with_rules(f, "a: bogus x\n", &lb, &r), -PERFSPY_E_RULES);
+	T(strstr(lb.text, "my.rules:1: unknown match kind") != NULL);
+	T_EQ_INT(with_rules(f, "a: kernel x\n", &lb, &r), -PERFSPY_E_RULES);
+	T(strstr(lb.text, "'kernel' takes no pattern") != NULL);
+	T_EQ_INT(with_rules(f, "\n\na: func   \n", &lb, &r), -PERFSPY_E_RULES);
+	T(strstr(lb.text, "my.rules:3: missing pattern") != NULL);
+	T_EQ_INT(with_rules(f, " : func x\n", &lb, &r), -PERFSPY_E_RULES);
+	T(strstr(lb.text, "empty category") != NULL);
+	T_EQ_INT(with_rules(f, "a: leaf\n", &lb, &r), -PERFSPY_E_RULES);
+	/* The built-in rules parse, and say what they are. */
+	T(strstr(perfspy_report_default_rules(), "CUDA launch: func cudaLaunch*\n") != NULL);
+	perfspy_folder__free(f);
+}
+
+/* Stacks without thread roots: one "(all threads)" row, no thread
+ * count in the header. Same categories as with roots. */
+static void test_no_roots_and_empty(void)
+{
+	struct perfspy_folder *f = make(false, false), *e;
+	struct perfspy_report *r;
+	struct {
+		struct perfspy_report_write_opts o;
+		char tail[8];
+	} big = { .o = { .sz = sizeof(big) } };
+	char *s;
+
+	T_EQ_INT(perfspy_report__new(f, NULL, &r), 0);
+	T_EQ_INT(cat_samples(r, "CUDA launch"), 40);
+	T_EQ_INT(cat_samples(r, "kernel"), 5);
+	s = out_str(r, PERFSPY_REPORT_BY_THREAD, 0, false);
+	T(strstr(s, "perfspy report: 100 samples; rows by thread") != NULL);
+	T(strstr(s, "  100.0%       100  (all threads)\n") != NULL);
+	free(s);
+	big.tail[1] = 1;
+	T_EQ_INT(perfspy_report__write(r, stderr, &big.o), -PERFSPY_E_OPTS);
+	perfspy_report__free(r);
+	perfspy_folder__free(f);
+
+	T_EQ_INT(perfspy_folder__new(&e), 0);
+	T_EQ_INT(perfspy_report__new(e, NULL, &r), 0);
+	T_EQ_INT(perfspy_report__total(r), 0);
+	s = out_str(r, PERFSPY_REPORT_BY_CATEGORY, 0, true);
+	T(!strncmp(s, "{\"samples\":0,", 13));
+	T(strstr(s, "{\"name\":\"CUDA launch\",\"samples\":0,\"share\":0.0000,") != NULL);
+	free(s);
+	s = out_str(r, PERFSPY_REPORT_BY_PYTHON, 0, false);
+	T(strstr(s, "perfspy report: 0 samples") != NULL);
+	free(s);
+	perfspy_report__free(r);
+	perfspy_report__free(NULL);
+	perfspy_folder__free(e);
+}
+
+int main(void)
+{
+	test_split();
+	test_text();
+	test_json();
+	test_rules();
+	test_no_roots_and_empty();
+	TEST_MAIN_END();
+}

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flame graph and speedscope writers (write_svg.c,
+ * write_speedscope.c) and their helpers (write_common.c): frame text
+ * parsing, XML/JSON escaping of hostile bytes, goldens for a small
+ * folder, byte-identical output whatever the insertion order, the
+ * min-width rule, one speedscope profile per thread, option checks.
+ *
+ * Goldens sit in tests/unit/fixtures/write/; REGEN=1 rewrites them from
+ * the current writers (review the diff before committing).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fold.h"
+#include "perfspy.h"
+#include "test.h"
+#include "write.h"
+
+/* ---- helpers ---- */
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static char *render(struct perfspy_folder *f, int format, const char *title)
+{
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = format, .title = title);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay++)
+		n++;
+	return n;
+}
+
+static char *xml(const char *s, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	struct wout w;
+
+	T_EQ_INT(wout_init(&w, mf), 0);
+	wout_xml(&w, s, n);
+	T_EQ_INT(wout_finish(&w), 0);
+	fclose(mf);
+	return buf;
+}
+
+static char *json(const char *s, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	struct wout w;
+
+	T_EQ_INT(wout_init(&w, mf), 0);
+	wout_json(&w, s, n);
+	T_EQ_INT(wout_finish(&w), 0);
+	fclose(mf);
+	return buf;
+}
+
+static char *fixed(u64 v, u64 div, unsigned digits)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	struct wout w;
+
+	T_EQ_INT(wout_init(&w, mf), 0);
+	wout_fixed(&w, v, div, digits);
+	T_EQ_INT(wout_finish(&w), 0);
+	fclose(mf);
+	return buf;
+}
+
+/* ---- frame text ---- */
+
+static void check_parse(const char *s, enum frame_kind kind, const char *func,
+			const char *file, unsigned long line)
+{
+	struct frame_parts p;
+
+	frame_parse(s, strlen(s), &p);
+	T_EQ_INT(p.kind, kind);
+	T(p.func_len == strlen(func) && !memcmp(p.func, func, p.func_len));
+	if (file)
+		T(p.file && p.file_len == strlen(file) && !memcmp(p.file, file, p.file_len));
+	else
+		T(!p.file);
+	T_EQ_INT(p.line, line);
+	if (p.kind != kind)
+		fprintf(stderr, "  (frame: %s)\n", s);
+}
+
+static void test_parse(void)
+{
+	check_parse("forward (torch/nn/modules/linear.py:134)", FRAME_PYTHON,
+		    "forward", "torch/nn/modules/linear.py", 134);
+	check_parse("<module> (train.py)", FRAME_PYTHON, "<module>", "train.py", 0);
+	check_parse("_find_and_load (<frozen importlib._bootstrap>:1165)", FRAME_PYTHON,
+		    "_find_and_load", "<frozen importlib._bootstrap>", 1165);
+	check_parse("py::main:/app/x.py", FRAME_PYTHON, "py::main:/app/x.py", NULL, 0);
+	check_parse("main (chain.c:41)", FRAME_NATIVE, "main", "chain.c", 41);
+	check_parse("ns::Worker::operator() (app.cc:12)", FRAME_NATIVE,
+		    "ns::Worker::operator()", "app.cc", 12);
+	check_parse("(anonymous namespace)::f (libx.so)", FRAME_NATIVE,
+		    "(anonymous namespace)::f", "libx.so", 0);
+	check_parse("0x7f3c2a1b9e40 (libcuda.so.535.104.05)", FRAME_NATIVE,
+		    "0x7f3c2a1b9e40", "libcuda.so.535.104.05", 0);
+	check_parse("[unknown]", FRAME_NATIVE, "[unknown]", NULL, 0);
+	check_parse("do_syscall_64 ([kernel.kallsyms])", FRAME_KERNEL,
+		    "do_syscall_64", "[kernel.kallsyms]", 0);
+	check_parse("do_syscall_64_[k]", FRAME_KERNEL, "do_syscall_64", NULL, 0);
+	check_parse("thread (48213): MainThread", FRAME_THREAD,
+		    "thread (48213): MainThread", NULL, 0);
+	check_parse("thread (0x7F3A2B1C0700)", FRAME_THREAD, "thread (0x7F3A2B1C0700)", NULL, 0);
+	check_parse("thread (7): Thread-1 (_pin_memory_loop)", FRAME_THREAD,
+		    "thread (7): Thread-1 (_pin_memory_loop)", NULL, 0);
+	/* A Python function called `thread` is not a root frame. */
+	check_parse("thread (worker.py:3)", FRAME_PYTHON, "thread", "worker.py", 3);
+	check_parse("process 48213:\"python train.py\"", FRAME_PROCESS,
+		    "process 48213:\"python train.py\"", NULL, 0);
+	check_parse("process (a.py:1)", FRAME_PYTHON, "process", "a.py", 1);
+	/* A line number is digits after the last ':' only. */
+	check_parse("f (C:\\x.py)", FRAME_PYTHON, "f", "C:\\x.py", 0);
+	check_parse("f (a.c:12x)", FRAME_NATIVE, "f", "a.c:12x", 0);
+}
+
+/* ---- escaping ---- */
+
+static void test_escape(void)
+{
+	char *s;
+
+	s = xml(S("<lambda> & \"q\" 'a'"));
+	T_EQ_STR(s, "&lt;lambda&gt; &amp; &quot;q&quot; &apos;a&apos;");
+	free(s);
+	/* Valid UTF-8 stays; malformed bytes, overlong forms, surrogates,
+	 * U+FFFF and controls become U+FFFD; tab stays. */
+	s = xml(S("\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5"));
+	T_EQ_STR(s, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
+	free(s);
+	s = xml(S("a\xff" "b\xc0\x80" "c\xed\xa0\x80" "d\xef\xbf\xbf" "e\x01\tf\xe2\x82"));
+	T_EQ_STR(s, "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+		    "d\xef\xbf\xbd" "e\xef\xbf\xbd\tf\xef\xbf\xbd\xef\xbf\xbd");
+	free(s);
+	s = json(S("a\"b\\c\n\x1f\xff\xc3\xa9/"));
+	T_EQ_STR(s, "a\\\"b\\\\c\\u000a\\u001f\\ufffd\xc3\xa9/");
+	free(s);
+	T_EQ_INT(utf8_prefix("\xc3\xa9t\xc3\xa9", 5, 2), 3);
+	T_EQ_INT(utf8_prefix("ab\xff", 3, 3), 3);
+	T_EQ_INT(utf8_prefix("ab", 2, 9), 2);
+	s = fixed(1, 3, 4);
+	T_EQ_STR(s, "0.3333");
+	free(s);
+	s = fixed(2, 3, 2);
+	T_EQ_STR(s, "0.67");
+	free(s);
+	s = fixed(100, 100, 4);
+	T_EQ_STR(s, "1.0000");
+	free(s);
+	s = fixed(12345, 1, 0);
+	T_EQ_STR(s, "12345");
+	free(s);
+	s = fixed(5, 1000, 2); /* 0.005 rounds half up */
+	T_EQ_STR(s, "0.01");
+	free(s);
+}
+
+/* ---- writers ---- */
+
+/* Five stacks: two threads, a stack without a thread root, Python,
+ * native and kernel frames, markup characters, a label too long for its
+ * frame. The tree has 10 nodes with "all". */
+static const char *const small[][6] = {
+	{ "thread (1): main", "main (app.c:10)", "work (app.c:20)", "malloc (libc.so.6)" },
+	{ "thread (1): main", "main (app.c:10)", "work (app.c:20)" },
+	{ "thread (1): main", "main (app.c:10)", "<lambda> (a&b.py:3)",
+	  "do_syscall_64 ([kernel.kallsyms])" },
+	{ "thread (2): io & <net>", "run (net.py:7)" },
+	{ "a_very_long_function_name_that_cannot_fit_in_a_small_frame_at_all (x.c:1)" },
+};
+static const u64 small_counts[] = { 3, 5, 2, 4, 1 };
+
+static size_t small_nr(size_t i)
+{
+	size_t n = 0;
+
+	while (n < 6 && small[i][n])
+		n++;
+	return n;
+}
+
+static struct perfspy_folder *small_folder(bool reversed)
+{
+	struct perfspy_folder *f;
+	size_t i, k;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (k = 0; k < ARRAY_SIZE(small); k++) {
+		i = reversed ? ARRAY_SIZE(small) - 1 - k : k;
+		T_EQ_INT(perfspy_folder__add(f, small[i], small_nr(i), small_counts[i]), 0);
+	}
+	return f;
+}
+
+static char fixdir[4096];
+
+static void find_fixdir(void)
+{
+	const char *src = getenv("PERFSPY_SRCDIR");
+	const char *slash = strrchr(__FILE__, '/');
+
+	if (src)
+		snprintf(fixdir, sizeof(fixdir), "%s/tests/unit/fixtures/write", src);
+	else
+		snprintf(fixdir, sizeof(fixdir), "%.*s/fixtures/write",
+			 slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".");
+}
+
+/* Compare @got with golden @name, or rewrite it when REGEN=1. */
+static void golden(const char *name, const char *got)
+{
+	char path[4200], *want = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", fixdir, name);
+	if (getenv("REGEN") && !strcmp(getenv("REGEN"), "1")) {
+		f = fopen(path, "w");
+		T(f && fputs(got, f) >= 0);
+		if (f)
+			fclose(f);
+		fprintf(stderr, "regenerated %s\n", path);
+		return;
+	}
+	f = fopen(path, "r");
+	T(f != NULL);
+	if (!f) {
+		fprintf(stderr, "  missing golden %s (REGEN=1 writes it)\n", path);
+		return;
+	}
+	T(getdelim(&want, &len, 0, f) > 0);
+	fclose(f);
+	T(want && !strcmp(want, got));
+	if (want && strcmp(want, got))
+		fprintf(stderr, "  %s differs from the writer's output (REGEN=1 to accept)\n",
+			path);
+	free(want);
+}
+
+static void test_svg(void)
+{
+	struct perfspy_folder *a = small_folder(false), *b = small_folder(true);
+	char *sa = render(a, PERFSPY_FORMAT_FLAMEGRAPH, "t <&> \"x\""), *sb;
+
+	golden("small.svg", sa);
+	sb = render(b, PERFSPY_FORMAT_FLAMEGRAPH, "t <&> \"x\"");
+	T_EQ_STR(sa, sb); /* insertion order does not matter */
+	T_EQ_INT(count(sa, "<g class=\"f "), 10);
+	T_EQ_INT(count(sa, "<g class=\"f py\""), 2);
+	T_EQ_INT(count(sa, "<g class=\"f ker\""), 1);
+	T_EQ_INT(count(sa, "<g class=\"f nat\""), 4);
+	T_EQ_INT(count(sa, "<g class=\"f rt\""), 3);
+	T(strstr(sa, "<title>all (15 samples, 100.00%)</title>") != NULL);
+	T(strstr(sa, "<title>work (app.c:20) (8 samples, 53.33%)</title>") != NULL);
+	T(strstr(sa, "<title>a_very_long_function_name_that_cannot_fit_in_a_small_frame_at_all"
+		     " (x.c:1) (1 sample, 6.67%)</title>") != NULL);
+	T(strstr(sa, ">a_very_l..</text>") != NULL);
+	T(strstr(sa, "&lt;lambda&gt; (a&amp;b.py:3)") != NULL);
+	T(strstr(sa, "thread (2): io &amp; &lt;net&gt;") != NULL);
+	T(strstr(sa, "<title>t &lt;&amp;&gt; &quot;x&quot;</title>") != NULL);
+	T(!strstr(sa, "<lambda>") && !strstr(sa, "<net>"));
+	T(!strstr(sa, "http://") || count(sa, "http://") == 1); /* only the xmlns */
+	free(sa);
+	free(sb);
+	/* Raw output does not depend on insertion order either. */
+	sa = render(a, PERFSPY_FORMAT_RAW, NULL);
+	sb = render(b, PERFSPY_FORMAT_RAW, NULL);
+	T_EQ_STR(sa, sb);
+	free(sa);
+	free(sb);
+	perfspy_folder__free(a);
+	perfspy_folder__free(b);
+}
+
+/* flamegraph.pl's --minwidth 0.1 px: a frame of 1 sample in 20001 is
+ * 0.059 px of 1180 and is left out; 2 samples (0.118 px) stay. */
+static void test_min_width(void)
+{
+	const char *big[] = { "big (a.c:1)" }, *small1[] = { "tiny (a.c:2)" };
+	struct perfspy_folder *f;
+	char *s;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__add(f, big, 1, 20000), 0);
+	T_EQ_INT(perfspy_folder__add(f, small1, 1, 1), 0);
+	s = render(f, PERFSPY_FORMAT_FLAMEGRAPH, NULL);
+	T_EQ_INT(count(s, "<g class=\"f "), 2);
+	T(!strstr(s, "tiny"));
+	free(s);
+	T_EQ_INT(perfspy_folder__add(f, small1, 1, 1), 0);
+	s = render(f, PERFSPY_FORMAT_FLAMEGRAPH, NULL);
+	T_EQ_INT(count(s, "<g class=\"f "), 3);
+	free(s);
+	perfspy_folder__free(f);
+}
+
+static void test_speedscope(void)
+{
+	struct perfspy_folder *a = small_folder(false), *b = small_folder(true);
+	char *sa = render(a, PERFSPY_FORMAT_SPEEDSCOPE, "t \"q\""), *sb;
+
+	golden("small.speedscope.json", sa);
+	sb = render(b, PERFSPY_FORMAT_SPEEDSCOPE, "t \"q\"");
+	T_EQ_STR(sa, sb);
+	T(!strncmp(sa, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\"", 62));
+	/* One profile per thread root, and one (named by the title) for the
+	 * stack without; the heaviest (thread 1, 10 samples) opens first. */
+	T_EQ_INT(count(sa, "{\"type\":\"sampled\""), 3);
+	T(strstr(sa, "\"name\":\"thread (1): main\",\"unit\":\"none\",\"startValue\":0,\"endValue\":10") != NULL);
+	T(strstr(sa, "\"name\":\"thread (2): io & <net>\"") != NULL);
+	T(strstr(sa, "\"name\":\"t \\\"q\\\"\",\"unit\"") != NULL);
+	T(strstr(sa, "\"activeProfileIndex\":1,") != NULL);
+	/* Frames split into name/file/line; thread roots are not frames. */
+	T(strstr(sa, "{\"name\":\"work\",\"file\":\"app.c\",\"line\":20}") != NULL);
+	T(strstr(sa, "{\"name\":\"malloc\",\"file\":\"libc.so.6\"}") != NULL);
+	T(strstr(sa, "{\"name\":\"<lambda>\",\"file\":\"a&b.py\",\"line\":3}") != NULL);
+	T(!strstr(sa, "{\"name\":\"thread ("));
+	T_EQ_INT(count(sa, "{\"name\":"), 7);
+	free(sa);
+	free(sb);
+	perfspy_folder__free(a);
+	perfspy_folder__free(b);
+}
+
+static void test_empty_and_errors(void)
+{
+	struct {
+		struct perfspy_write_opts o;
+		char tail[16];
+	} big = { .o = { .sz = sizeof(big) } };
+	PERFSPY_OPTS(perfspy_write_opts, bad, .format = 7);
+	struct perfspy_folder *f;
+	FILE *ro;
+	char *s;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	s = render(f, PERFSPY_FORMAT_FLAMEGRAPH, NULL);
+	T(strstr(s, "<title>all (0 samples, 0.00%)</title>") != NULL);
+	T(strstr(s, "</svg>\n") != NULL);
+	free(s);
+	s = render(f, PERFSPY_FORMAT_SPEEDSCOPE, NULL);
+	T(strstr(s, "\"samples\":[],\"weights\":[]") != NULL);
+	free(s);
+	T_EQ_INT(perfspy_folder__write(f, stderr, &bad), -EINVAL);
+	big.tail[3] = 1; /* a field this library does not know, set */
+	T_EQ_INT(perfspy_folder__write(f, stderr, &big.o), -PERFSPY_E_OPTS);
+	big.tail[3] = 0;
+	ro = fopen("/dev/null", "r");
+	T(ro != NULL);
+	if (ro) {
+		PERFSPY_OPTS(perfspy_write_opts, svg, .format = PERFSPY_FORMAT_FLAMEGRAPH);
+		PERFSPY_OPTS(perfspy_write_opts, ss, .format = PERFSPY_FORMAT_SPEEDSCOPE);
+
+		T_EQ_INT(perfspy_folder__write(f, ro, &svg), -EIO);
+		T_EQ_INT(perfspy_folder__write(f, ro, &ss), -EIO);
+		fclose(ro);
+	}
+	perfspy_folder__free(f);
+}
+
+static void test_idmap(void)
+{
+	struct idmap m = { 0 };
+	u32 i;
+	u64 *v;
+
+	for (i = 0; i < 5000; i++) {
+		v = idmap_put(&m, i * 7);
+		T(v != NULL);
+		if (v)
+			*v = i;
+	}
+	T_EQ_INT(m.nr, 5000);
+	T(idmap_get(&m, 7 * 4999) && *idmap_get(&m, 7 * 4999) == 4999);
+	T(!idmap_get(&m, 3));
+	T(!idmap_put(&m, UINT32_MAX));
+	idmap_free(&m);
+	T(!idmap_get(&m, 0));
+}
+
+int main(void)
+{
+	find_fixdir();
+	test_parse();
+	test_escape();
+	test_svg();
+	test_min_width();
+	test_speedscope();
+	test_empty_and_errors();
+	test_idmap();
+	TEST_MAIN_END();
+}
