@@ -66,7 +66,8 @@ extern "C" {
 	X(BAD_RECORD, 4009, "malformed record")                               \
 	X(ZSTD, 4010, "zstd decompression failed")                            \
 	X(INTERRUPTED, 4011, "interrupted")                                   \
-	X(RULES, 4012, "invalid report rules")
+	X(RULES, 4012, "invalid report rules")                                \
+	X(CAPTURE, 4013, "not a py-spy capture (raw or speedscope JSON)")
 
 enum perfspy_error {
 #define PERFSPY_X_ENUM(name, value, msg) PERFSPY_E_##name = value,
@@ -398,6 +399,159 @@ struct perfspy_write_opts {
  */
 PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 				      const struct perfspy_write_opts *opts);
+
+/*
+ * py-spy captures (`perfspy merge`; reference/pyspy-formats.md §1, §2.1).
+ */
+enum perfspy_capture_format {
+	PERFSPY_CAPTURE_AUTO = 0,	/* by content: '{' is speedscope, else raw */
+	PERFSPY_CAPTURE_RAW = 1,	/* folded stacks: py-spy --format raw, or
+					 * perfspy convert's own output */
+	PERFSPY_CAPTURE_SPEEDSCOPE = 2, /* py-spy --format speedscope */
+};
+
+struct perfspy_read_opts {
+	size_t sz;
+	/* Log sink, as in perfspy_open_opts. */
+	perfspy_log_fn log_fn;
+	void *log_ctx;
+	int log_level;
+	/* Name shown in messages (defaults to the path, or "<capture>"). */
+	const char *display_name;
+	/* enum perfspy_capture_format. */
+	int format;
+	/* speedscope: keep file names as recorded (py-spy writes full
+	 * paths there) instead of py-spy's short form. */
+	bool full_filenames;
+	size_t : 0;
+};
+#define perfspy_read_opts__last_field full_filenames
+
+/* What a read found (fields up to ->sz, which the caller sets). */
+struct perfspy_read_stats {
+	size_t sz;
+	int format;		 /* the format read (enum perfspy_capture_format) */
+	uint64_t samples;	 /* weight added to the folder */
+	uint64_t stacks;	 /* stacks read (lines, samples, evented intervals) */
+	uint64_t bad;		 /* malformed lines/samples/events, skipped */
+	uint64_t thread_samples; /* weight of stacks with a `thread (...)` root */
+	uint64_t native_samples; /* weight of stacks with a native frame below a
+				  * Python frame (py-spy --native) */
+	size_t : 0;
+};
+
+/*
+ * Add a py-spy capture to @f: the file @path, or when @path is NULL the
+ * @len bytes at @buf (not NUL-terminated; they need not outlive the call).
+ *
+ * Raw: every variant py-spy has written (with or without line numbers,
+ * `thread (TID): NAME` roots of any version (older `thread 0x7F.. ()` and
+ * `thread 1234` are rewritten as `thread (ID)`), `process PID:"cmdline"`
+ * frames whose command line holds ';', --native frames, co_name or
+ * qualname names); frames are kept as written. Speedscope: sampled
+ * profiles count one per sample when all weights are equal (py-spy), else
+ * weight / smallest weight; evented profiles count nanoseconds; frames
+ * become `name (short_file:line)` and each profile named `Thread TID
+ * "NAME"` gets a `thread (TID): NAME` root.
+ *
+ * A malformed line or sample is skipped and counted (stats->bad), not an
+ * error. @stats may be NULL.
+ * Errors: -errno from reading @path, -ENOMEM, -EINVAL, -PERFSPY_E_OPTS,
+ * -PERFSPY_E_CAPTURE (a perf.data file, a JSON array (chrometrace), JSON
+ * that is not speedscope, or text in which no line is `frames COUNT`).
+ * On an error @f may hold part of the capture.
+ */
+PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f,
+					   const char *path, const void *buf,
+					   size_t len,
+					   const struct perfspy_read_opts *opts,
+					   struct perfspy_read_stats *stats);
+
+/* What perfspy_merge() does with perf's `thread (TID): NAME` roots. */
+enum perfspy_merge_roots {
+	PERFSPY_MERGE_ROOTS_KEEP = 0,	   /* keep them as perf has them */
+	PERFSPY_MERGE_ROOTS_LIKE_PYSPY = 1, /* keep them only when the py-spy
+					     * capture has thread roots too */
+	PERFSPY_MERGE_ROOTS_DROP = 2,	   /* drop them */
+};
+
+struct perfspy_merge_opts {
+	size_t sz;
+	/* Log sink, as in perfspy_open_opts. */
+	perfspy_log_fn log_fn;
+	void *log_ctx;
+	int log_level;
+	/* Match across threads even when both sides have decimal
+	 * `thread (TID)` roots (by default a perf stack is matched to
+	 * py-spy stacks of its own thread first). */
+	bool ignore_threads;
+	/* Do not join perf stacks without Python frames on native frames. */
+	bool no_native_join;
+	/* enum perfspy_merge_roots. */
+	int thread_roots;
+	/* Shortest skeleton suffix accepted as a match; 0 means 1. */
+	uint32_t min_suffix;
+	/* NULL-terminated fnmatch(3) patterns: frames whose file matches
+	 * are Python frames too (scripts without a .py suffix). By default a
+	 * frame `name (FILE[:LINE])` is Python when FILE ends in .py or .pyw
+	 * or is a <pseudo-file> such as <frozen importlib._bootstrap>,
+	 * <string> or <stdin>, as perfspy and py-spy name Python frames. */
+	const char *const *python_files;
+	/* NULL, or a folder (not @out) that receives, for each perf stack
+	 * with Python frames and no match, its skeleton (`name (file)` per
+	 * Python frame) with the stack's weight. */
+	struct perfspy_folder *unmatched;
+	size_t : 0;
+};
+#define perfspy_merge_opts__last_field unmatched
+
+/* Weights below are perf weights (samples, or periods). */
+struct perfspy_merge_stats {
+	size_t sz;		 /* set by the caller */
+	uint64_t total;		 /* perf weight read = weight written to @out */
+	uint64_t exact;		 /* whole Python skeleton matched */
+	uint64_t suffix;	 /* only a shorter suffix matched (or perf's
+				  * stack was cut short at the root) */
+	uint64_t unmatched;	 /* Python frames, no match: kept as they are */
+	uint64_t no_python;	 /* no Python frame at all */
+	uint64_t native_matched; /* of no_python: joined on native frames */
+	uint64_t other_thread;	 /* matched on other threads' py-spy stacks */
+	uint64_t refined;	 /* of exact: narrowed by py-spy --native frames */
+	uint64_t pyspy_total;	 /* py-spy weight */
+	uint64_t pyspy_python;	 /* py-spy weight of stacks with Python frames */
+	uint64_t pyspy_native;	 /* ... and native frames under the last one */
+	bool thread_aware;	 /* matched per thread */
+	size_t : 0;
+};
+
+/*
+ * Merge a py-spy capture (@pyspy, e.g. from perfspy_folder__read_pyspy())
+ * into perf stacks (@perf, from perfspy_session__convert() or a folded
+ * file), adding the result to @out. Perf counts are the clock: every perf
+ * stack's weight goes to @out exactly once, so the totals are equal.
+ *
+ * A perf stack's Python skeleton (its Python frames as function and
+ * file: lines ignored, `Class.method` compared as `method`) is matched to
+ * the py-spy stacks with the same skeleton; its weight is split over
+ * their distinct lines of those frames in proportion to the py-spy
+ * weights (largest remainder, exact), and the perf frames stay in place,
+ * native frames included, with py-spy's lines in the Python frames. No
+ * exact match: the longest suffix (leaf side) of the skeleton that py-spy
+ * stacks end with; still none: the stack is kept as it is. Stacks with no
+ * Python frame (interpreters without perf trampolines) are joined on the
+ * native frames a py-spy --native capture has under its last Python
+ * frame: the perf stack takes that py-spy stack's frames down to its last
+ * Python frame and keeps its own frames from the matching native frame on.
+ *
+ * @stats may be NULL. The folders are only read (@out is written).
+ * Errors: -EINVAL (NULL folders, @out equal to an input), -ENOMEM,
+ * -PERFSPY_E_OPTS. On an error @out may hold part of the result.
+ */
+PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
+			      const struct perfspy_folder *pyspy,
+			      const struct perfspy_merge_opts *opts,
+			      struct perfspy_folder *out,
+			      struct perfspy_merge_stats *stats);
 
 /*
  * Report: where the CPU goes, by category, thread and innermost Python

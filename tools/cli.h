@@ -65,5 +65,6 @@ int cli_load_input(const char *path, const struct cli_common *c,
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

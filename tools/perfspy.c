@@ -236,6 +236,8 @@ static void usage(FILE *f)
 		"  convert   perf.data (file or pipe) -> py-spy raw folded stacks\n"
 		"  info      what a perf.data file holds, and what it lacks\n"
 		"  report    where the CPU goes: shares by category, thread, Python frame\n"
+		"  merge     py-spy captures + perf samples: py-spy's Python lines over\n"
+		"            perf's counts and native frames\n"
 		"\n"
 		"  perfspy <command> --help   options of a command\n"
 		"  perfspy --version          the version\n");
@@ -262,6 +264,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "merge"))
+		return cmd_merge(argc - 1, argv + 1);
 	cli_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return 2;

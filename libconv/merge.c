@@ -1,0 +1,798 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfspy_merge(): frame classification, the py-spy key index and the
+ * matching of each perf stack (see merge.h for the semantics; writing the
+ * merged stacks is merge_out.c).
+ *
+ * Keys. A py-spy stack with Python skeleton a[0..m) (root first) is
+ * indexed under EXACT(a), SUFFIX(a[m-k..m)) for every k, EXACT_NAT(a, n[0..l))
+ * for every prefix of the native frames n after its last Python frame (py-spy
+ * --native), and NATIVE(n[0..l)). Each key exists per thread id when the
+ * merge is thread-aware and once for "any thread". Hashes of suffixes are
+ * built from the leaf backwards so that a perf stack computes all of its
+ * own in one pass; a hit is verified against the stack that created the
+ * key, so a hash collision can never join different skeletons.
+ *
+ * Matching order for a perf stack with Python frames: EXACT on its own
+ * thread, EXACT on any thread, then SUFFIX from the longest suffix down
+ * (perf stacks cut short at the root, py-spy stacks seen deeper), own
+ * thread first. An EXACT hit is narrowed by EXACT_NAT when py-spy --native
+ * frames agree with the perf stack's frames under its last Python frame.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "fold.h"
+#include "merge.h"
+#include "opts.h"
+
+/* ---- frames ---- */
+
+static int grow_frames(struct mg_side *s, u32 id)
+{
+	if (id < s->nr_fr)
+		return 0;
+	if (ensure_mem((void **)&s->fr, &s->cap_fr, sizeof(*s->fr), (size_t)id + 1))
+		return -ENOMEM;
+	memset(s->fr + s->nr_fr, 0, ((size_t)id + 1 - s->nr_fr) * sizeof(*s->fr));
+	s->nr_fr = (size_t)id + 1;
+	return 0;
+}
+
+static u32 intern2(struct mg *m, struct perfspy_folder *f, char tag,
+		   const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t n = 1 + na + (b ? 1 + nb : 0);
+
+	if (ensure_mem((void **)&m->text, &m->cap_text, 1, n))
+		return FOLD_NO_ID;
+	m->text[0] = tag;
+	memcpy(m->text + 1, a, na);
+	if (b) {
+		m->text[1 + na] = '\x1f'; /* never in a frame name */
+		memcpy(m->text + 2 + na, b, nb);
+	}
+	return fold_intern(f, m->text, n);
+}
+
+static u64 base_hash(const char *f, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && f[i - 1] != '/')
+		i--;
+	return hash_bytes(f + i, n - i, 0);
+}
+
+/* One file is the other plus leading directories: `torch/nn/x.py` and
+ * `/venv/lib/.../torch/nn/x.py` (py-spy short names vs speedscope's full
+ * ones, pyspy-formats.md §1.4 and §2.1). */
+static bool suffix_compatible(const char *a, size_t na, const char *b, size_t nb)
+{
+	if (na > nb)
+		return suffix_compatible(b, nb, a, na);
+	return na && !memcmp(a, b + nb - na, na) && (na == nb || b[nb - na - 1] == '/');
+}
+
+static int cmp_pfile(const void *x, const void *y)
+{
+	const struct mg_pfile *a = x, *b = y;
+
+	return a->bhash < b->bhash ? -1 : a->bhash > b->bhash ? 1 :
+	       a->file < b->file ? -1 : a->file > b->file;
+}
+
+static int grow_canon(struct mg *m, u32 fid)
+{
+	if (fid < m->nr_canon)
+		return 0;
+	if (ensure_mem((void **)&m->canon, &m->cap_canon, sizeof(*m->canon),
+		       (size_t)fid + 1))
+		return -ENOMEM;
+	memset(m->canon + m->nr_canon, 0, ((size_t)fid + 1 - m->nr_canon) * sizeof(u32));
+	m->nr_canon = (size_t)fid + 1;
+	return 0;
+}
+
+#define MG_ON_PERF 0x80000000u
+
+/* The perf-side file that py-spy's file @fid names: itself if perf has
+ * it, else the one suffix-compatible perf file with that base name. */
+static u32 py_canon(struct mg *m, u32 fid)
+{
+	const char *t = fold_name(m->files, fid);
+	size_t n = fold_name_len(m->files, fid), lo = 0, hi, i;
+	u64 h = base_hash(t, n);
+	u32 found = fid, hits = 0;
+
+	if (m->canon[fid] & MG_ON_PERF)
+		return fid;
+	if (!m->pfiles_sorted) {
+		qsort(m->pfiles, m->nr_pfiles, sizeof(*m->pfiles), cmp_pfile);
+		m->pfiles_sorted = true;
+	}
+	for (hi = m->nr_pfiles; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->pfiles[mid].bhash < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < m->nr_pfiles && m->pfiles[i].bhash == h; i++) {
+		u32 p = m->pfiles[i].file;
+
+		if (suffix_compatible(t, n, fold_name(m->files, p),
+				      fold_name_len(m->files, p))) {
+			found = p;
+			hits++;
+		}
+	}
+	return hits == 1 ? found : fid;
+}
+
+/* The file id of a Python frame's file on side @s, canonicalized. */
+static u32 file_id(struct mg *m, struct mg_side *s, const char *f, size_t n)
+{
+	u32 fid = fold_intern(m->files, f, n);
+
+	if (fid == FOLD_NO_ID || grow_canon(m, fid))
+		return FOLD_NO_ID;
+	if (s == &m->perf) {
+		if (!(m->canon[fid] & MG_ON_PERF)) {
+			if (ensure_mem((void **)&m->pfiles, &m->cap_pfiles,
+				       sizeof(*m->pfiles), m->nr_pfiles + 1))
+				return FOLD_NO_ID;
+			m->pfiles[m->nr_pfiles].bhash = base_hash(f, n);
+			m->pfiles[m->nr_pfiles++].file = fid;
+			m->canon[fid] = MG_ON_PERF | (fid + 1);
+		}
+		return fid;
+	}
+	if (!m->canon[fid])
+		m->canon[fid] = py_canon(m, fid) + 1;
+	return (m->canon[fid] & ~MG_ON_PERF) - 1;
+}
+
+/* co_name vs co_qualname (pyspy-formats.md, the 0.4.3 warning): compare
+ * the last component, `Outer.Inner.method` -> `method`. */
+static void last_component(const char **name, size_t *n)
+{
+	size_t i = *n;
+
+	while (i > 0 && (*name)[i - 1] != '.')
+		i--;
+	if (i < *n) {
+		*name += i;
+		*n -= i;
+	}
+}
+
+static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *out)
+{
+	struct pys_frame fr;
+	const char *name;
+	size_t nn;
+	u32 fid;
+
+	pys_parse_frame(fold_name(s->f, id), fold_name_len(s->f, id), m->py_files, &fr);
+	out->kind = (u8)(fr.kind + 1);
+	out->atom = MG_NO_ATOM;
+	name = fr.name;
+	nn = fr.name_len;
+	if (fr.kind == PYS_THREAD) {
+		if (pys_tid_decimal(&fr, &out->tid) && out->tid)
+			s->threads = true;
+	} else if (fr.kind == PYS_PYTHON) {
+		last_component(&name, &nn);
+		fid = file_id(m, s, fr.file, fr.file_len);
+		if (fid == FOLD_NO_ID)
+			return -ENOMEM;
+		out->atom = intern2(m, m->atoms, 'P', name, nn, fold_name(m->files, fid),
+				    fold_name_len(m->files, fid));
+		if (out->atom == FOLD_NO_ID)
+			return -ENOMEM;
+		out->line = fr.has_line && fr.line > 0 && fr.line < INT32_MAX ? (s32)fr.line : 0;
+	} else if (fr.kind == PYS_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x')) {
+		/* Address-only frames (`0x7f.. (lib)`) differ between runs:
+		 * never a join anchor. */
+		out->atom = intern2(m, m->atoms, 'N', name, nn, NULL, 0);
+		if (out->atom == FOLD_NO_ID)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct mg_frame *mg_frame(struct mg *m, struct mg_side *s, u32 id)
+{
+	if (grow_frames(s, id))
+		return NULL;
+	if (!s->fr[id].kind && classify(m, s, id, &s->fr[id]))
+		return NULL;
+	return &s->fr[id];
+}
+
+/* ---- views ---- */
+
+static int view_push(u32 **a, size_t *cap, u32 *n, u32 v)
+{
+	if (ensure_mem((void **)a, cap, sizeof(**a), (size_t)*n + 1))
+		return -ENOMEM;
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
+/*
+ * Classify stack @idx of @s into @v. The native path is the named
+ * native frames after the last Python frame; address-only frames are
+ * skipped, as each side may name a frame the other could not.
+ */
+static int build_view(struct mg *m, struct mg_side *s, size_t idx, struct mg_view *v)
+{
+	const struct mg_frame *f;
+	bool prefix = true;
+	u32 i;
+
+	fold_stack(s->f, idx, &v->ids, &v->nr, &v->count);
+	v->tid = 0;
+	v->first = 0;
+	v->nr_py = v->nr_nat = 0;
+	for (i = 0; i < v->nr; i++) {
+		f = mg_frame(m, s, v->ids[i]);
+		if (!f)
+			return -ENOMEM;
+		if (prefix && (f->kind == PYS_THREAD + 1 || f->kind == PYS_PROCESS + 1)) {
+			if (f->kind == PYS_THREAD + 1 && !v->tid)
+				v->tid = f->tid;
+			v->first = i + 1;
+			continue;
+		}
+		prefix = false;
+		if (f->kind == PYS_PYTHON + 1) {
+			if (view_push(&v->py, &v->cap_py, &v->nr_py, i))
+				return -ENOMEM;
+			v->nr_nat = 0;
+		} else if (v->nr_py && f->atom != MG_NO_ATOM && v->nr_nat < MG_MAX_NATIVE) {
+			if (view_push(&v->nat, &v->cap_nat, &v->nr_nat, f->atom))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* ---- the key index ---- */
+
+struct mg_key {
+	u64 hash, tid;
+	u32 len_py, len_nat;
+	u8 kind;
+	const u32 *py; /* Python atoms, root first; the key is the last len_py */
+	u32 nr_py;
+	const u32 *nat; /* native atoms; the key is the first len_nat */
+};
+
+static u64 h_seed(int kind, u64 tid)
+{
+	return hash_mix(((u64)kind << 56) ^ hash_mix(tid + 0x9e3779b97f4a7c15ULL));
+}
+
+static u64 h_step(u64 h, u32 atom)
+{
+	return hash_mix(h ^ (((u64)atom + 1) * 0x9e3779b97f4a7c15ULL));
+}
+
+static u32 ps_atom(const struct mg *m, const struct mg_pstack *p, u32 i)
+{
+	return m->py.fr[p->ids[m->pool[p->py_off + i]]].atom;
+}
+
+static bool key_equal(const struct mg *m, const struct mg_entry *e,
+		      const struct mg_key *k)
+{
+	const struct mg_pstack *r = &m->ps[e->rep];
+	u32 i;
+
+	if (e->hash != k->hash || e->kind != k->kind || e->tid != k->tid ||
+	    e->len_py != k->len_py || e->len_nat != k->len_nat)
+		return false;
+	for (i = 0; i < k->len_py; i++)
+		if (ps_atom(m, r, r->nr_py - 1 - i) != k->py[k->nr_py - 1 - i])
+			return false;
+	return !k->len_nat ||
+	       !memcmp(m->pool + r->nat_off, k->nat, k->len_nat * sizeof(*k->nat));
+}
+
+static struct mg_entry *find(const struct mg *m, const struct mg_key *k, size_t *slot)
+{
+	size_t mask = m->nslots - 1, i;
+	u32 v;
+
+	*slot = 0;
+	if (!m->nslots)
+		return NULL;
+	for (i = k->hash & mask; (v = m->slots[i]); i = (i + 1) & mask)
+		if (key_equal(m, &m->ents[v - 1], k))
+			return &m->ents[v - 1];
+	*slot = i;
+	return NULL;
+}
+
+static int grow_slots(struct mg *m)
+{
+	size_t ncap = m->nslots ? m->nslots * 2 : 1024, i, j;
+	u32 *n;
+
+	if ((m->nr_ents + 1) * 2 <= m->nslots)
+		return 0;
+	n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < m->nr_ents; i++) {
+		for (j = m->ents[i].hash & (ncap - 1); n[j]; j = (j + 1) & (ncap - 1))
+			;
+		n[j] = (u32)i + 1;
+	}
+	free(m->slots);
+	m->slots = n;
+	m->nslots = ncap;
+	return 0;
+}
+
+static int insert(struct mg *m, const struct mg_key *k, u32 stack)
+{
+	struct mg_entry *e;
+	size_t slot;
+
+	if (grow_slots(m))
+		return -ENOMEM;
+	e = find(m, k, &slot);
+	if (!e) {
+		if (m->nr_ents >= UINT32_MAX - 1 ||
+		    ensure_mem((void **)&m->ents, &m->cap_ents, sizeof(*m->ents),
+			       m->nr_ents + 1))
+			return -ENOMEM;
+		e = &m->ents[m->nr_ents];
+		memset(e, 0, sizeof(*e));
+		e->hash = k->hash;
+		e->tid = k->tid;
+		e->kind = k->kind;
+		e->len_py = k->len_py;
+		e->len_nat = k->len_nat;
+		e->rep = stack;
+		m->slots[slot] = (u32)++m->nr_ents;
+	}
+	if (m->nr_links >= UINT32_MAX - 1 ||
+	    ensure_mem((void **)&m->links, &m->cap_links, sizeof(*m->links),
+		       m->nr_links + 1))
+		return -ENOMEM;
+	m->links[m->nr_links].stack = stack;
+	m->links[m->nr_links].next = e->head;
+	e->head = (u32)++m->nr_links;
+	return 0;
+}
+
+/* Keys of one py-spy stack for one thread key @tid (module comment). */
+static int index_keys(struct mg *m, const struct mg_pstack *p, u32 si, u64 tid)
+{
+	struct mg_key k = { .tid = tid, .py = m->pa, .nr_py = p->nr_py,
+			    .nat = m->pool + p->nat_off };
+	u64 hs = h_seed(MG_K_SUFFIX, tid), he = h_seed(MG_K_EXACT, tid);
+	u64 hn = h_seed(MG_K_EXACT_NAT, tid), hj = h_seed(MG_K_NATIVE, tid);
+	int err = 0;
+	u32 i;
+
+	for (i = 1; !err && i <= p->nr_py; i++) {
+		u32 a = m->pa[p->nr_py - i];
+
+		hs = h_step(hs, a);
+		he = h_step(he, a);
+		hn = h_step(hn, a);
+		k.kind = MG_K_SUFFIX, k.len_py = i, k.hash = hs;
+		err = insert(m, &k, si);
+	}
+	k.kind = MG_K_EXACT, k.len_py = p->nr_py, k.hash = he;
+	if (!err && p->nr_py)
+		err = insert(m, &k, si);
+	for (i = 1; !err && i <= p->nr_nat; i++) {
+		hn = h_step(hn, k.nat[i - 1]);
+		k.kind = MG_K_EXACT_NAT, k.len_py = p->nr_py, k.len_nat = i, k.hash = hn;
+		err = insert(m, &k, si);
+	}
+	for (i = 1; !err && i <= p->nr_nat; i++) {
+		hj = h_step(hj, k.nat[i - 1]);
+		k.kind = MG_K_NATIVE, k.len_py = 0, k.len_nat = i, k.hash = hj;
+		err = insert(m, &k, si);
+		m->any_native_keys = true;
+	}
+	return err;
+}
+
+static int index_stack(struct mg *m, u32 si)
+{
+	const struct mg_pstack *p = &m->ps[si];
+	u32 i;
+	int err;
+
+	if (ensure_mem((void **)&m->pa, &m->cap_pa, sizeof(*m->pa), (size_t)p->nr_py + 1))
+		return -ENOMEM;
+	for (i = 0; i < p->nr_py; i++)
+		m->pa[i] = ps_atom(m, p, i);
+	err = 0;
+	if (m->thread_aware && p->tid)
+		err = index_keys(m, p, si, p->tid);
+	return err ? err : index_keys(m, p, si, 0);
+}
+
+/* Keep py-spy stack @idx's view in the pools. */
+static int add_pstack(struct mg *m, size_t idx)
+{
+	struct mg_view *v = &m->pv;
+	struct mg_pstack *p;
+	int err;
+
+	err = build_view(m, &m->py, idx, v);
+	if (err)
+		return err;
+	m->st.pyspy_total += v->count;
+	if (!v->count || !v->nr_py)
+		return 0; /* nothing to join on */
+	m->st.pyspy_python += v->count;
+	if (v->nr_nat)
+		m->st.pyspy_native += v->count;
+	if (m->nr_ps >= UINT32_MAX - 1 || m->nr_pool > UINT32_MAX - 2 * (size_t)v->nr - 2 ||
+	    ensure_mem((void **)&m->ps, &m->cap_ps, sizeof(*m->ps), m->nr_ps + 1) ||
+	    ensure_mem((void **)&m->pool, &m->cap_pool, sizeof(*m->pool),
+		       m->nr_pool + v->nr_py + v->nr_nat))
+		return -ENOMEM;
+	p = &m->ps[m->nr_ps++];
+	p->ids = v->ids;
+	p->nr = v->nr;
+	p->count = v->count;
+	p->tid = v->tid;
+	p->first = v->first;
+	p->py_off = (u32)m->nr_pool;
+	p->nr_py = v->nr_py;
+	memcpy(m->pool + m->nr_pool, v->py, v->nr_py * sizeof(u32));
+	m->nr_pool += v->nr_py;
+	p->nat_off = (u32)m->nr_pool;
+	p->nr_nat = v->nr_nat;
+	if (v->nr_nat)
+		memcpy(m->pool + m->nr_pool, v->nat, v->nr_nat * sizeof(u32));
+	m->nr_pool += v->nr_nat;
+	return 0;
+}
+
+/* ---- matching perf stacks ---- */
+
+enum { MG_NONE, MG_EXACT, MG_SUFFIX, MG_NATIVE };
+
+struct mg_match {
+	struct mg_entry *e;
+	int level;
+	bool other_thread, refined;
+	u32 j; /* native join: where the perf stack's own frames resume */
+};
+
+static struct mg_entry *lookup(const struct mg *m, const struct mg_key *k)
+{
+	size_t slot;
+
+	return find(m, k, &slot);
+}
+
+/* Thread keys to try: own thread first when thread-aware. */
+static int thread_keys(const struct mg *m, const struct mg_view *v, u64 *t)
+{
+	int n = 0;
+
+	if (m->thread_aware && v->tid)
+		t[n++] = v->tid;
+	t[n++] = 0;
+	return n;
+}
+
+/* EXACT, narrowed by the longest agreeing native path (EXACT_NAT). */
+static bool match_exact(struct mg *m, const struct mg_view *v, u64 tid,
+			struct mg_match *mt)
+{
+	struct mg_key k = { .tid = tid, .py = m->pa, .nr_py = v->nr_py, .nat = v->nat,
+			    .kind = MG_K_EXACT, .len_py = v->nr_py };
+	u64 he = h_seed(MG_K_EXACT, tid), hn = h_seed(MG_K_EXACT_NAT, tid);
+	struct mg_entry *e, *r;
+	u32 i;
+
+	for (i = 0; i < v->nr_py; i++) {
+		he = h_step(he, m->pa[v->nr_py - 1 - i]);
+		hn = h_step(hn, m->pa[v->nr_py - 1 - i]);
+	}
+	k.hash = he;
+	e = lookup(m, &k);
+	if (!e)
+		return false;
+	k.kind = MG_K_EXACT_NAT;
+	for (i = 1; i <= v->nr_nat; i++, e = r) {
+		k.hash = hn = h_step(hn, v->nat[i - 1]);
+		k.len_nat = i;
+		r = lookup(m, &k);
+		if (!r)
+			break;
+		mt->refined = true;
+	}
+	mt->e = e;
+	mt->level = MG_EXACT;
+	return true;
+}
+
+/* The longest suffix of the skeleton that some py-spy skeleton ends with. */
+static bool match_suffix(struct mg *m, const struct mg_view *v, u64 tid,
+			 struct mg_match *mt)
+{
+	struct mg_key k = { .tid = tid, .py = m->pa, .nr_py = v->nr_py,
+			    .kind = MG_K_SUFFIX };
+	u64 h = h_seed(MG_K_SUFFIX, tid);
+	u32 i;
+
+	for (i = 1; i <= v->nr_py; i++)
+		m->hs[i] = h = h_step(h, m->pa[v->nr_py - i]);
+	for (i = v->nr_py; i >= m->min_suffix && i > 0; i--) {
+		k.len_py = i;
+		k.hash = m->hs[i];
+		mt->e = lookup(m, &k);
+		if (mt->e) {
+			mt->level = MG_SUFFIX;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int match_python(struct mg *m, const struct mg_view *v, struct mg_match *mt)
+{
+	u64 t[2];
+	int nt = thread_keys(m, v, t), i;
+
+	if (ensure_mem((void **)&m->pa, &m->cap_pa, sizeof(*m->pa), (size_t)v->nr_py + 1) ||
+	    ensure_mem((void **)&m->hs, &m->cap_hs, sizeof(*m->hs), (size_t)v->nr_py + 1))
+		return -ENOMEM;
+	for (i = 0; i < (int)v->nr_py; i++)
+		m->pa[i] = m->perf.fr[v->ids[v->py[i]]].atom;
+	for (i = 0; i < nt; i++) {
+		mt->other_thread = i > 0;
+		if (match_exact(m, v, t[i], mt))
+			return 0;
+	}
+	for (i = 0; i < nt; i++) {
+		mt->other_thread = i > 0;
+		if (match_suffix(m, v, t[i], mt))
+			return 0;
+	}
+	mt->other_thread = false;
+	return 0;
+}
+
+/* Native join: the run of named perf frames that matches the longest
+ * py-spy native path; on a tie the deepest (innermost Python context). */
+static void match_native_tid(struct mg *m, const u32 *pos, u32 na, u64 tid,
+			     struct mg_match *mt)
+{
+	struct mg_key k = { .tid = tid, .kind = MG_K_NATIVE };
+	u32 jj, l, best = 0;
+	struct mg_entry *e;
+	u64 h;
+
+	for (jj = 0; jj < na; jj++) {
+		h = h_seed(MG_K_NATIVE, tid);
+		k.nat = m->pa + jj;
+		for (l = 1; jj + l <= na && l <= MG_MAX_NATIVE; l++) {
+			k.hash = h = h_step(h, m->pa[jj + l - 1]);
+			k.len_nat = l;
+			e = lookup(m, &k);
+			if (!e)
+				break;
+			if (l >= best) {
+				best = l;
+				mt->e = e;
+				mt->j = pos[jj];
+				mt->level = MG_NATIVE;
+			}
+		}
+	}
+}
+
+static int match_native(struct mg *m, const struct mg_view *v, struct mg_match *mt)
+{
+	u32 *pos, na = 0, i;
+	u64 t[2];
+	int nt = thread_keys(m, v, t), k;
+
+	if (!m->native_join || !m->any_native_keys)
+		return 0;
+	if (ensure_mem((void **)&m->pa, &m->cap_pa, sizeof(*m->pa), (size_t)v->nr * 2 + 1))
+		return -ENOMEM;
+	pos = m->pa + v->nr;
+	for (i = v->first; i < v->nr; i++) {
+		u32 a = m->perf.fr[v->ids[i]].atom;
+
+		if (a != MG_NO_ATOM) {
+			pos[na] = i;
+			m->pa[na++] = a;
+		}
+	}
+	for (k = 0; k < nt && mt->level == MG_NONE; k++) {
+		mt->other_thread = k > 0;
+		match_native_tid(m, pos, na, t[k], mt);
+	}
+	return 0;
+}
+
+static int merge_stack(struct mg *m, size_t idx)
+{
+	struct mg_view *v = &m->pv;
+	struct mg_match mt = { 0 };
+	int err;
+
+	err = build_view(m, &m->perf, idx, v);
+	if (err || !v->count)
+		return err;
+	m->st.total += v->count;
+	err = v->nr_py ? match_python(m, v, &mt) : match_native(m, v, &mt);
+	if (err)
+		return err;
+	if (mt.level != MG_NONE && mt.other_thread)
+		m->st.other_thread += v->count;
+	switch (mt.level) {
+	case MG_EXACT:
+		m->st.exact += v->count;
+		if (mt.refined)
+			m->st.refined += v->count;
+		return mg_emit_python(m, v, mt.e);
+	case MG_SUFFIX:
+		m->st.suffix += v->count;
+		return mg_emit_python(m, v, mt.e);
+	case MG_NATIVE:
+		m->st.no_python += v->count;
+		m->st.native_matched += v->count;
+		return mg_emit_native(m, v, mt.e, mt.j);
+	}
+	if (v->nr_py) {
+		m->st.unmatched += v->count;
+		err = mg_note_unmatched(m, v);
+	} else {
+		m->st.no_python += v->count;
+	}
+	return err ? err : mg_emit_asis(m, v);
+}
+
+/* ---- the public entry ---- */
+
+static void mg_free(struct mg *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_ents; i++)
+		free(m->ents[i].vars);
+	perfspy_folder__free(m->atoms);
+	perfspy_folder__free(m->files);
+	free(m->perf.fr);
+	free(m->perf.out);
+	free(m->py.fr);
+	free(m->py.out);
+	free(m->pfiles);
+	free(m->canon);
+	free(m->ps);
+	free(m->pool);
+	free(m->ents);
+	free(m->slots);
+	free(m->links);
+	mg_map_free(&m->rew);
+	free(m->text);
+	free(m->obuf);
+	free(m->alloc);
+	free(m->sort);
+	free(m->hs);
+	free(m->pa);
+	free(m->pv.py);
+	free(m->pv.nat);
+}
+
+static int mg_init(struct mg *m, const struct perfspy_merge_opts *o)
+{
+	int roots = OPTS_GET(o, thread_roots, PERFSPY_MERGE_ROOTS_KEEP);
+
+	if (roots < PERFSPY_MERGE_ROOTS_KEEP || roots > PERFSPY_MERGE_ROOTS_DROP)
+		return -PERFSPY_E_OPTS;
+	m->log.fn = OPTS_GET(o, log_fn, NULL);
+	m->log.ctx = OPTS_GET(o, log_ctx, NULL);
+	m->log.level = OPTS_GET(o, log_level, 0) ? OPTS_GET(o, log_level, 0) : LOG_WARN;
+	m->py_files = OPTS_GET(o, python_files, NULL);
+	m->min_suffix = OPTS_GET(o, min_suffix, 0) ? OPTS_GET(o, min_suffix, 0) : 1;
+	m->native_join = !OPTS_GET(o, no_native_join, false);
+	m->unmatched = OPTS_GET(o, unmatched, NULL);
+	m->keep_roots = roots;
+	if (perfspy_folder__new(&m->atoms) || perfspy_folder__new(&m->files))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Classify both sides, keep the py-spy stacks and index them. Perf
+ * frames first: py-spy file names are canonicalized against perf's. */
+static int mg_prepare(struct mg *m, const struct perfspy_merge_opts *o)
+{
+	size_t i, n = perfspy_folder__nr_stacks(m->perf.f);
+	int roots = OPTS_GET(o, thread_roots, PERFSPY_MERGE_ROOTS_KEEP);
+	int err = 0;
+
+	for (i = 0; !err && i < n; i++)
+		err = build_view(m, &m->perf, i, &m->pv);
+	n = perfspy_folder__nr_stacks(m->py.f);
+	for (i = 0; !err && i < n; i++)
+		err = add_pstack(m, i);
+	if (err)
+		return err;
+	m->thread_aware = !OPTS_GET(o, ignore_threads, false) && m->perf.threads &&
+			  m->py.threads;
+	m->keep_roots = roots == PERFSPY_MERGE_ROOTS_KEEP ||
+			(roots == PERFSPY_MERGE_ROOTS_LIKE_PYSPY && m->py.threads);
+	for (i = 0; !err && i < m->nr_ps; i++)
+		err = index_stack(m, (u32)i);
+	return err;
+}
+
+static void report(struct mg *m)
+{
+	const struct perfspy_merge_stats *s = &m->st;
+
+	pr_info(&m->log, "merge: %llu py-spy samples (%llu with Python frames, %llu with "
+		"native frames under them); %s", (unsigned long long)s->pyspy_total,
+		(unsigned long long)s->pyspy_python, (unsigned long long)s->pyspy_native,
+		m->thread_aware ? "matching per thread" : "matching across threads");
+	if (s->no_python && m->native_join && !m->any_native_keys)
+		pr_info(&m->log, "merge: %llu perf samples have no Python frame, and the "
+			"py-spy capture has no native frames to join them on",
+			(unsigned long long)s->no_python);
+}
+
+static void copy_stats(const struct mg *m, struct perfspy_merge_stats *out)
+{
+	struct perfspy_merge_stats s = m->st;
+
+	s.sz = out->sz;
+	s.thread_aware = m->thread_aware;
+	memcpy(out, &s, out->sz < sizeof(s) ? out->sz : sizeof(s));
+}
+
+PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
+			      const struct perfspy_folder *pyspy,
+			      const struct perfspy_merge_opts *opts,
+			      struct perfspy_folder *out,
+			      struct perfspy_merge_stats *stats)
+{
+	struct mg m = { 0 };
+	size_t i, n;
+	int err;
+
+	if (!OPTS_VALID(opts, perfspy_merge_opts) ||
+	    (stats && stats->sz < sizeof(size_t)))
+		return -PERFSPY_E_OPTS;
+	if (!perf || !pyspy || !out || out == perf || out == pyspy)
+		return -EINVAL;
+	m.perf.f = perf;
+	m.py.f = pyspy;
+	m.out = out;
+	err = mg_init(&m, opts);
+	if (!err && m.unmatched &&
+	    (m.unmatched == out || m.unmatched == perf || m.unmatched == pyspy))
+		err = -EINVAL;
+	if (!err)
+		err = mg_prepare(&m, opts);
+	n = perfspy_folder__nr_stacks(perf);
+	for (i = 0; !err && i < n; i++)
+		err = merge_stack(&m, i);
+	if (!err) {
+		report(&m);
+		if (stats)
+			copy_stats(&m, stats);
+	}
+	mg_free(&m);
+	return err;
+}

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfspy merge: py-spy captures + perf samples -> stacks with py-spy's
+ * Python lines and perf's counts and native frames (issue 4; the
+ * semantics are perfspy_merge()'s in include/perfspy.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void merge_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: perfspy merge --pyspy CAPTURE [--pyspy MORE...] -i INPUT [-o OUTPUT]\n"
+		"\n"
+		"Put perf's native time under py-spy's Python lines: perf samples are the\n"
+		"clock, py-spy captures (--format raw or speedscope) supply the lines.\n"
+		"\n"
+		"  -p, --pyspy FILE      py-spy capture, raw or speedscope JSON ('-' reads\n"
+		"                        standard input); repeat for more captures\n"
+		"  -i, --input FILE      perf.data (converted here, with thread roots) or\n"
+		"                        folded stacks (perfspy convert output); '-' reads\n"
+		"                        standard input [default: perf.data]\n"
+		"  -o, --output FILE     where to write; '-' is standard output [default: -]\n"
+		"                        (written to a temporary file, renamed on success)\n"
+		"      --format F        raw, flamegraph (SVG) or speedscope [default: raw]\n"
+		"      --threads         keep perf's `thread (TID): NAME` roots\n"
+		"                        [default: only when the captures have them]\n"
+		"      --no-threads      drop thread roots\n"
+		"      --ignore-threads  match across threads even when both sides have\n"
+		"                        thread ids\n"
+		"      --no-native-join  do not join stacks without Python frames on\n"
+		"                        native frames (py-spy --native captures)\n"
+		"      --min-suffix N    shortest skeleton suffix that counts as a match\n"
+		"                        [default: 1]\n"
+		"      --python-file GLOB  frames whose file matches GLOB are Python\n"
+		"                        frames too (scripts without .py); repeatable\n"
+		"      --top N           unmatched skeletons to list [default: 5]\n"
+		"  perf.data conversion (as in perfspy convert):\n"
+		"      --event NAME, --pid PID, --tid TID, --comm NAME, --no-kernel,\n"
+		"      --weight samples|period, --perf-map-dir DIR, --qualname,\n"
+		"      --full-filenames, --symfs DIR, --buildid-dir DIR\n"
+		"  -q, --quiet           only errors on stderr (no summary)\n"
+		"  -v, --verbose         more messages (twice: debug)\n"
+		"  -h, --help            this help\n");
+}
+
+enum { O_FORMAT = 256, O_THREADS, O_NO_THREADS, O_IGNORE_THREADS, O_NO_NATIVE,
+       O_MIN_SUFFIX, O_PYFILE, O_TOP, O_EVENT, O_PID, O_TID, O_COMM, O_NO_KERNEL,
+       O_WEIGHT, O_PERF_MAP_DIR, O_QUALNAME, O_FULL_FILENAMES, O_SYMFS,
+       O_BUILDID_DIR };
+
+static const struct option merge_opts[] = {
+	{ "pyspy", required_argument, NULL, 'p' },
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "threads", no_argument, NULL, O_THREADS },
+	{ "no-threads", no_argument, NULL, O_NO_THREADS },
+	{ "ignore-threads", no_argument, NULL, O_IGNORE_THREADS },
+	{ "no-native-join", no_argument, NULL, O_NO_NATIVE },
+	{ "min-suffix", required_argument, NULL, O_MIN_SUFFIX },
+	{ "python-file", required_argument, NULL, O_PYFILE },
+	{ "top", required_argument, NULL, O_TOP },
+	{ "event", required_argument, NULL, O_EVENT },
+	{ "pid", required_argument, NULL, O_PID },
+	{ "tid", required_argument, NULL, O_TID },
+	{ "comm", required_argument, NULL, O_COMM },
+	{ "no-kernel", no_argument, NULL, O_NO_KERNEL },
+	{ "weight", required_argument, NULL, O_WEIGHT },
+	{ "perf-map-dir", required_argument, NULL, O_PERF_MAP_DIR },
+	{ "qualname", no_argument, NULL, O_QUALNAME },
+	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
+	{ "symfs", required_argument, NULL, O_SYMFS },
+	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct merge_args {
+	const char **pyspy;
+	size_t nr_pyspy;
+	bool *native; /* per capture: has native frames under Python ones */
+	const char **pyfiles; /* NULL-terminated */
+	size_t nr_pyfiles;
+	const char *in, *out;
+	int format, roots;
+	unsigned top;
+	struct cli_common common;
+	struct perfspy_convert_opts co;
+	struct perfspy_merge_opts mo;
+};
+
+static const char *shown(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
+static int parse_num(const char *s, const char *what, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 0 || v > max) {
+		cli_err("--%s: '%s' is not a number from 0 to %ld", what, s, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Append @s to a NULL-terminated array. */
+static int append(const char ***a, size_t *n, const char *s)
+{
+	const char **p = realloc(*a, (*n + 2) * sizeof(**a));
+
+	if (!p) {
+		cli_err("out of memory");
+		return -1;
+	}
+	p[(*n)++] = s;
+	p[*n] = NULL;
+	*a = p;
+	return 0;
+}
+
+/* The perf.data conversion options (those of perfspy convert). */
+static int convert_opt(struct merge_args *a, int c)
+{
+	long v;
+
+	switch (c) {
+	case O_EVENT: a->co.event = optarg; return 0;
+	case O_PID:
+	case O_TID:
+		if (parse_num(optarg, c == O_PID ? "pid" : "tid", 0x7fffffff, &v))
+			return -1;
+		*(c == O_PID ? &a->co.pid : &a->co.tid) = (int)v;
+		return 0;
+	case O_COMM: a->co.comm = optarg; return 0;
+	case O_NO_KERNEL: a->co.no_kernel = true; return 0;
+	case O_WEIGHT:
+		if (strcmp(optarg, "samples") && strcmp(optarg, "period")) {
+			cli_err("--weight: expected 'samples' or 'period', got '%s'", optarg);
+			return -1;
+		}
+		a->co.weight = strcmp(optarg, "samples") ? PERFSPY_WEIGHT_PERIOD :
+							   PERFSPY_WEIGHT_SAMPLES;
+		return 0;
+	case O_PERF_MAP_DIR: a->common.perf_map_dir = optarg; return 0;
+	case O_QUALNAME: a->co.qualname = true; return 0;
+	case O_FULL_FILENAMES: a->co.full_filenames = true; return 0;
+	case O_SYMFS: a->common.symfs = optarg; return 0;
+	case O_BUILDID_DIR: a->common.buildid_dir = optarg; return 0;
+	}
+	merge_usage(stderr);
+	return -1;
+}
+
+static int merge_opt(struct merge_args *a, int c)
+{
+	long v;
+
+	switch (c) {
+	case 'p': return append(&a->pyspy, &a->nr_pyspy, optarg);
+	case 'i': a->in = optarg; return 0;
+	case 'o': a->out = optarg; return 0;
+	case O_FORMAT:
+		a->format = !strcmp(optarg, "raw") ? PERFSPY_FORMAT_RAW :
+			    !strcmp(optarg, "flamegraph") ? PERFSPY_FORMAT_FLAMEGRAPH :
+			    !strcmp(optarg, "speedscope") ? PERFSPY_FORMAT_SPEEDSCOPE : -1;
+		if (a->format < 0)
+			cli_err("--format: expected raw, flamegraph or speedscope, got '%s'",
+				optarg);
+		return a->format < 0 ? -1 : 0;
+	case O_THREADS: a->roots = PERFSPY_MERGE_ROOTS_KEEP; return 0;
+	case O_NO_THREADS: a->roots = PERFSPY_MERGE_ROOTS_DROP; return 0;
+	case O_IGNORE_THREADS: a->mo.ignore_threads = true; return 0;
+	case O_NO_NATIVE: a->mo.no_native_join = true; return 0;
+	case O_MIN_SUFFIX:
+		if (parse_num(optarg, "min-suffix", 1000000, &v))
+			return -1;
+		a->mo.min_suffix = (uint32_t)v;
+		return 0;
+	case O_PYFILE: return append(&a->pyfiles, &a->nr_pyfiles, optarg);
+	case O_TOP:
+		if (parse_num(optarg, "top", 1000000, &v))
+			return -1;
+		a->top = (unsigned)v;
+		return 0;
+	case 'q': a->common.quiet = true; return 0;
+	case 'v': a->common.verbose++; return 0;
+	}
+	return convert_opt(a, c);
+}
+
+/* 1: help shown, 0: go on, -1: usage error. */
+static int parse_args(struct merge_args *a, int argc, char **argv)
+{
+	int c;
+
+	a->in = "perf.data";
+	a->out = "-";
+	a->top = 5;
+	a->roots = -1;
+	a->co.sz = sizeof(a->co);
+	a->mo.sz = sizeof(a->mo);
+	while ((c = getopt_long(argc, argv, "p:i:o:qvh", merge_opts, NULL)) != -1) {
+		if (c == 'h') {
+			merge_usage(stdout);
+			return 1;
+		}
+		if (c == '?' || merge_opt(a, c))
+			return -1;
+	}
+	if (optind < argc) {
+		cli_err("merge: unexpected argument '%s' (captures are given with --pyspy)",
+			argv[optind]);
+		return -1;
+	}
+	if (!a->nr_pyspy) {
+		cli_err("merge: no py-spy capture (give one with --pyspy FILE)");
+		return -1;
+	}
+	for (c = 0; c < (int)a->nr_pyspy; c++) {
+		if (!strcmp(a->pyspy[c], "-") && !strcmp(a->in, "-")) {
+			cli_err("merge: -i - and --pyspy - cannot both read standard input");
+			return -1;
+		}
+	}
+	a->mo.python_files = a->pyfiles;
+	return 0;
+}
+
+static int log_level(const struct cli_common *c)
+{
+	return c->quiet ? PERFSPY_LOG_ERROR : c->verbose > 1 ? PERFSPY_LOG_DEBUG :
+	       c->verbose ? PERFSPY_LOG_INFO : PERFSPY_LOG_WARN;
+}
+
+/* All of standard input, for '-' (a perf.data pipe is recognised by its
+ * magic before it is read as text, so it has to be in memory). */
+static int read_stdin(char **buf, size_t *len)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *b = malloc(cap), *nb;
+	ssize_t k;
+
+	while (b) {
+		if (n == cap) {
+			nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
+			if (!nb)
+				break;
+			b = nb;
+			cap *= 2;
+		}
+		k = read(STDIN_FILENO, b + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			cli_err("<stdin>: %s", strerror(errno));
+			free(b);
+			return -1;
+		}
+		if (!k) {
+			*buf = b;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)k;
+	}
+	free(b);
+	cli_err("out of memory");
+	return -1;
+}
+
+/* Read the captures into @py; a->native[i]: capture i has --native frames. */
+static int read_captures(struct merge_args *a, struct perfspy_folder *py)
+{
+	PERFSPY_OPTS(perfspy_read_opts, ro, .log_fn = cli_log,
+		     .log_level = log_level(&a->common));
+	char msg[256], *buf = NULL;
+	size_t i, len = 0;
+	int err;
+
+	for (i = 0; i < a->nr_pyspy; i++) {
+		const char *p = a->pyspy[i];
+		PERFSPY_OPTS(perfspy_read_stats, rs);
+
+		ro.display_name = shown(p);
+		if (!strcmp(p, "-") && buf) {
+			cli_err("merge: standard input can be read only once");
+			free(buf);
+			return -1;
+		}
+		if (!strcmp(p, "-") && read_stdin(&buf, &len))
+			return -1;
+		err = perfspy_folder__read_pyspy(py, strcmp(p, "-") ? p : NULL, buf, len,
+						 &ro, &rs);
+		if (err) {
+			perfspy_strerror(err, msg, sizeof(msg));
+			cli_err("%s: %s", shown(p), msg);
+			free(buf);
+			return -1;
+		}
+		if (!rs.samples && !a->common.quiet)
+			fprintf(stderr, "%s: warning: %s: the capture holds no samples\n",
+				cli_prog, shown(p));
+		a->native[i] = rs.native_samples > 0;
+	}
+	free(buf);
+	return 0;
+}
+
+/* The perf side: perf.data (file or pipe, converted with thread roots so
+ * that the merge can match per thread) or folded stacks, told apart by
+ * the PERFILE2 magic (cli_load_input). *@converted: it was perf.data. */
+static int read_perf(struct merge_args *a, struct perfspy_folder *perf, bool *converted)
+{
+	struct perfspy_session *s = NULL;
+	int err;
+
+	a->co.threads = true;
+	if (!a->common.quiet && isatty(STDERR_FILENO))
+		a->co.progress_fn = cli_progress;
+	err = cli_load_input(a->in, &a->common, &a->co, perf, &s);
+	*converted = s != NULL;
+	perfspy_session__close(s);
+	return err;
+}
+
+static double pct(uint64_t n, uint64_t d)
+{
+	return d ? 100.0 * (double)n / (double)d : 0.0;
+}
+
+struct skel {
+	char *text;
+	uint64_t n;
+};
+
+static int cmp_skel(const void *x, const void *y)
+{
+	const struct skel *a = x, *b = y;
+
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	return strcmp(a->text, b->text);
+}
+
+/* The heaviest unmatched skeletons: the folder's raw text, parsed back
+ * (`frames COUNT` lines), sorted by count. */
+static void print_unmatched(struct perfspy_folder *um, uint64_t total, unsigned top)
+{
+	struct skel *v = NULL, *nv;
+	size_t n = 0, len = 0, i;
+	char *buf = NULL, *line, *save, *sp;
+	FILE *mf = open_memstream(&buf, &len);
+
+	if (!mf)
+		return;
+	if (perfspy_folder__write(um, mf, NULL) || fclose(mf)) {
+		free(buf);
+		return;
+	}
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		sp = strrchr(line, ' ');
+		if (!sp || !(nv = realloc(v, (n + 1) * sizeof(*v))))
+			continue;
+		v = nv;
+		*sp = '\0';
+		v[n].text = line;
+		v[n++].n = strtoull(sp + 1, NULL, 10);
+	}
+	qsort(v, n, sizeof(*v), cmp_skel);
+	if (n)
+		fprintf(stderr, "%s: merge: top unmatched Python skeletons (root first):\n",
+			cli_prog);
+	for (i = 0; i < n && i < top; i++) {
+		size_t l = strlen(v[i].text);
+
+		/* Long skeletons: the root end is the least telling part. */
+		fprintf(stderr, "%s: merge: %8llu %5.1f%%  %s%s\n", cli_prog,
+			(unsigned long long)v[i].n, pct(v[i].n, total), l > 300 ? "..." : "",
+			v[i].text + (l > 300 ? l - 300 : 0));
+	}
+	free(v);
+	free(buf);
+}
+
+/* Say which captures cannot serve the native join. */
+static void native_notes(const struct merge_args *a, const struct perfspy_merge_stats *st)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_pyspy; i++)
+		if (!a->native[i])
+			fprintf(stderr, "%s: merge: note: %s has no native frames to join on "
+				"(record it with py-spy --native)\n", cli_prog,
+				shown(a->pyspy[i]));
+	fprintf(stderr, "%s: merge: %llu perf samples (%.1f%%) have no Python frame%s\n",
+		cli_prog, (unsigned long long)st->no_python, pct(st->no_python, st->total),
+		st->native_matched ? "" : "; they are kept as they are");
+}
+
+static void summary(const struct merge_args *a, const struct perfspy_merge_stats *st,
+		    struct perfspy_folder *um)
+{
+	uint64_t py = st->exact + st->suffix + st->unmatched;
+	bool native = st->pyspy_native > 0;
+
+	fprintf(stderr, "%s: merge: %.1f%% matched exactly, %.1f%% by suffix, %.1f%% unmatched "
+		"(of %llu perf samples with Python frames%s)\n", cli_prog,
+		pct(st->exact, py), pct(st->suffix, py), pct(st->unmatched, py),
+		(unsigned long long)py, st->thread_aware ? ", matched per thread" : "");
+	if (st->other_thread)
+		fprintf(stderr, "%s: merge: %llu samples matched other threads' py-spy stacks "
+			"(their own thread had none)\n", cli_prog,
+			(unsigned long long)st->other_thread);
+	if (st->no_python && native)
+		fprintf(stderr, "%s: merge: native join: %.1f%% of %llu perf samples without "
+			"Python frames matched py-spy --native frames\n", cli_prog,
+			pct(st->native_matched, st->no_python),
+			(unsigned long long)st->no_python);
+	if (st->no_python && !a->mo.no_native_join)
+		native_notes(a, st);
+	if (!py && st->total)
+		fprintf(stderr, "%s: merge: note: no perf stack has Python frames; for CPython "
+			"3.12+ run python with -X perf (reference: README, Recording)\n",
+			cli_prog);
+	print_unmatched(um, st->total, a->top);
+}
+
+static int write_out(struct merge_args *a, struct perfspy_folder *out)
+{
+	PERFSPY_OPTS(perfspy_write_opts, wo, .format = a->format, .title = "perfspy merge");
+	struct cli_out o;
+	char msg[256];
+	int err;
+
+	if (cli_out_open(&o, a->out))
+		return -1;
+	err = perfspy_folder__write(out, o.f, &wo);
+	if (err) {
+		cli_out_abort(&o);
+		perfspy_strerror(err, msg, sizeof(msg));
+		cli_err("%s: %s", shown(a->out), msg);
+		return -1;
+	}
+	return cli_out_commit(&o);
+}
+
+static int run_merge(struct merge_args *a, struct perfspy_folder **f)
+{
+	PERFSPY_OPTS(perfspy_merge_stats, st);
+	bool converted = false;
+	char msg[256];
+	int err;
+
+	a->native = calloc(a->nr_pyspy, sizeof(*a->native));
+	if (!a->native) {
+		cli_err("out of memory");
+		return -1;
+	}
+	if (read_captures(a, f[1]) || read_perf(a, f[0], &converted))
+		return -1;
+	/* Roots perfspy added for matching show only if the user has them
+	 * elsewhere (the captures) or asked; a folded input keeps its own. */
+	a->mo.thread_roots = a->roots >= 0 ? a->roots :
+			     converted ? PERFSPY_MERGE_ROOTS_LIKE_PYSPY :
+					 PERFSPY_MERGE_ROOTS_KEEP;
+	a->mo.log_fn = cli_log;
+	a->mo.log_level = log_level(&a->common);
+	a->mo.unmatched = f[3];
+	err = perfspy_merge(f[0], f[1], &a->mo, f[2], &st);
+	if (err) {
+		perfspy_strerror(err, msg, sizeof(msg));
+		cli_err("merge: %s", msg);
+		return -1;
+	}
+	if (write_out(a, f[2]))
+		return -1;
+	if (!a->common.quiet)
+		summary(a, &st, f[3]);
+	return 0;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge_args a = { 0 };
+	struct perfspy_folder *f[4] = { NULL }; /* perf, py-spy, merged, unmatched */
+	int i, r, ret = 1;
+
+	r = parse_args(&a, argc, argv);
+	if (r) {
+		ret = r > 0 ? 0 : 2;
+		goto out;
+	}
+	cli_install_signals();
+	for (i = 0; i < 4; i++) {
+		if (perfspy_folder__new(&f[i])) {
+			cli_err("out of memory");
+			goto out;
+		}
+	}
+	ret = run_merge(&a, f) ? 1 : 0;
+out:
+	for (i = 0; i < 4; i++)
+		perfspy_folder__free(f[i]);
+	free(a.pyspy);
+	free(a.pyfiles);
+	free(a.native);
+	return ret;
+}
