@@ -397,6 +397,31 @@ struct rp_keys {
 	u32 cat, thread, py, leaf, sys;
 };
 
+/* A native leaf is counted per function: `_int_free (malloc.c:4689)` and
+ * `_int_free (malloc.c:4572)` are one row, `_int_free (malloc.c)`. */
+static int rp_leaf_name(struct perfspy_report *r, struct rp_build *b, u32 id,
+			u32 *out)
+{
+	const char *s = fold_name(b->in, id);
+	size_t len = fold_name_len(b->in, id), n;
+	struct frame_parts p;
+
+	frame_parse(s, len, &p);
+	if (p.line && p.kind != FRAME_PYTHON) {
+		n = p.func_len + 2 + p.file_len + 1;
+		if (ensure_mem((void **)&b->buf, &b->cap, 1, n + 1))
+			return -ENOMEM;
+		memcpy(b->buf, p.func, p.func_len);
+		memcpy(b->buf + p.func_len, " (", 2);
+		memcpy(b->buf + p.func_len + 2, p.file, p.file_len);
+		b->buf[n - 1] = ')';
+		s = b->buf;
+		len = n;
+	}
+	*out = rp_name(r, s, len);
+	return *out == RP_NONE ? -ENOMEM : 0;
+}
+
 /* Categorize the tail ids[0..n) and find its reported leaf and syscall.
  * The leaf is the innermost user-space frame (kernel frames under it are
  * the syscall's detail), or the innermost frame when all are kernel. */
@@ -433,9 +458,9 @@ static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 			return -ENOMEM;
 	}
 	k->cat = best == RP_NONE ? r->cat_other : r->rules[best].cat;
-	k->leaf = rp_name(r, fold_name(b->in, ids[leaf]), fold_name_len(b->in, ids[leaf]));
-	if (k->leaf == RP_NONE)
-		return -ENOMEM;
+	err = rp_leaf_name(r, b, ids[leaf], &k->leaf);
+	if (err)
+		return err;
 	for (j = 0; k->sys == RP_NONE && j < n; j++)
 		if (frame_kind_of(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j])) ==
 		    FRAME_KERNEL)
@@ -503,159 +528,6 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 		r->total += count;
 	}
 	return err;
-}
-
-/* ---- ordering ---- */
-
-struct name_key {
-	const char *s;
-	u32 len, id;
-};
-
-static int cmp_name_key(const void *a, const void *b)
-{
-	const struct name_key *x = a, *y = b;
-	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
-
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* rank[id]: the bytewise order of every name, the tie-break of tables. */
-static int rp_rank(struct perfspy_report *r)
-{
-	struct name_key *k = xreallocarray(NULL, r->nnames + 1, sizeof(*k));
-	u32 i;
-
-	r->rank = xreallocarray(NULL, r->nnames + 1, sizeof(*r->rank));
-	if (!k || !r->rank) {
-		free(k);
-		return -ENOMEM;
-	}
-	for (i = 0; i < r->nnames; i++)
-		k[i] = (struct name_key){ fold_name(r->names, i),
-					  fold_name_len(r->names, i), i };
-	qsort(k, r->nnames, sizeof(*k), cmp_name_key);
-	for (i = 0; i < r->nnames; i++)
-		r->rank[k[i].id] = i;
-	free(k);
-	return 0;
-}
-
-struct sort_ent {
-	u32 key, other_rank, ent;
-	u64 n;
-};
-
-static int cmp_sort_ent(const void *a, const void *b)
-{
-	const struct sort_ent *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->n != y->n)
-		return x->n > y->n ? -1 : 1;
-	if (x->other_rank != y->other_rank)
-		return x->other_rank < y->other_rank ? -1 : 1;
-	return x->ent < y->ent ? -1 : x->ent > y->ent;
-}
-
-struct sort_group {
-	struct rp_group g;
-	u32 rank;
-};
-
-static int cmp_sort_group(const void *a, const void *b)
-{
-	const struct sort_group *x = a, *y = b;
-
-	if (x->g.total != y->g.total)
-		return x->g.total > y->g.total ? -1 : 1;
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-static u32 side_rank(const struct perfspy_report *r, u32 v, bool is_cat)
-{
-	return is_cat ? v : r->rank[v];
-}
-
-/* Groups from entries sorted by key, then sorted by total and name. */
-static int rp_groups(const struct perfspy_report *r, struct rp_grouping *gr,
-		     const struct sort_ent *se, size_t n, bool key_is_cat)
-{
-	struct sort_group *sg = xreallocarray(NULL, n + 1, sizeof(*sg));
-	size_t i, ng = 0;
-
-	gr->g = xreallocarray(NULL, n + 1, sizeof(*gr->g));
-	if (!sg || !gr->g) {
-		free(sg);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		if (!i || se[i].key != se[i - 1].key)
-			sg[ng++] = (struct sort_group){
-				{ se[i].key, 0, i, 0 }, side_rank(r, se[i].key, key_is_cat) };
-		sg[ng - 1].g.total += se[i].n;
-		sg[ng - 1].g.count++;
-	}
-	qsort(sg, ng, sizeof(*sg), cmp_sort_group);
-	for (i = 0; i < ng; i++)
-		gr->g[i] = sg[i].g;
-	gr->ng = ng;
-	free(sg);
-	return 0;
-}
-
-int rp_group_by(const struct perfspy_report *r, enum rp_rel_id rel, bool by_b,
-		struct rp_grouping *out)
-{
-	const struct rp_rel *rl = &r->rel[rel];
-	bool key_cat = rp_side_is_cat(rel, by_b), other_cat = rp_side_is_cat(rel, !by_b);
-	struct sort_ent *se = xreallocarray(NULL, rl->nr + 1, sizeof(*se));
-	size_t i;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	out->rel = rl;
-	out->by_b = by_b;
-	out->ent = xreallocarray(NULL, rl->nr + 1, sizeof(*out->ent));
-	if (!se || !out->ent) {
-		free(se);
-		rp_grouping_free(out);
-		return -ENOMEM;
-	}
-	for (i = 0; i < rl->nr; i++) {
-		u32 key = by_b ? rl->e[i].b : rl->e[i].a, other = by_b ? rl->e[i].a : rl->e[i].b;
-
-		se[i] = (struct sort_ent){ key, side_rank(r, other, other_cat), (u32)i,
-					   rl->e[i].n };
-	}
-	qsort(se, rl->nr, sizeof(*se), cmp_sort_ent);
-	for (i = 0; i < rl->nr; i++)
-		out->ent[i] = se[i].ent;
-	err = rp_groups(r, out, se, rl->nr, key_cat);
-	free(se);
-	if (err)
-		rp_grouping_free(out);
-	return err;
-}
-
-void rp_grouping_free(struct rp_grouping *gr)
-{
-	free(gr->ent);
-	free(gr->g);
-	memset(gr, 0, sizeof(*gr));
-}
-
-const struct rp_group *rp_find(const struct rp_grouping *gr, u32 key)
-{
-	size_t i;
-
-	for (i = 0; i < gr->ng; i++)
-		if (gr->g[i].key == key)
-			return &gr->g[i];
-	return NULL;
 }
 
 /* ---- public API ---- */

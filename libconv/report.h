@@ -76,6 +76,9 @@ struct perfspy_report {
 /* Intern @len bytes of @s into the report's names; RP_NONE on ENOMEM. */
 u32 rp_name(struct perfspy_report *r, const char *s, size_t len);
 
+/* Fill r->rank: every name's bytewise rank. 0 or -ENOMEM. */
+int rp_rank(struct perfspy_report *r);
+
 /* One group of a relation grouped by one side: @key, its total, and its
  * entries in order (ent[first .. first + count)). */
 struct rp_group {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * `perfspy report` output: the share table an engineer would otherwise
- * build by hand with a Counter over py-spy raw lines (see the seeds), as
- * text or as one JSON object. Shares are of all samples, so every number
+ * `perfspy report` output: the orderings every table is printed in, and
+ * the share table an engineer would otherwise build by hand with a
+ * Counter over py-spy raw lines (see the seeds), as text or as one JSON
+ * object. Shares are of all samples, so every number
  * on the page can be compared with every other. All lists come from
  * rp_group_by() groupings (weight, then name order) and all numbers are
  * printed in integer arithmetic (wout_fixed): same report, same bytes.
@@ -12,7 +13,161 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "fold.h"
 #include "opts.h"
+
+/* ---- ordering ---- */
+
+struct name_key {
+	const char *s;
+	u32 len, id;
+};
+
+static int cmp_name_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* rank[id]: the bytewise order of every name, the tie-break of tables. */
+int rp_rank(struct perfspy_report *r)
+{
+	struct name_key *k = xreallocarray(NULL, r->nnames + 1, sizeof(*k));
+	u32 i;
+
+	r->rank = xreallocarray(NULL, r->nnames + 1, sizeof(*r->rank));
+	if (!k || !r->rank) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nnames; i++)
+		k[i] = (struct name_key){ fold_name(r->names, i),
+					  fold_name_len(r->names, i), i };
+	qsort(k, r->nnames, sizeof(*k), cmp_name_key);
+	for (i = 0; i < r->nnames; i++)
+		r->rank[k[i].id] = i;
+	free(k);
+	return 0;
+}
+
+struct sort_ent {
+	u32 key, other_rank, ent;
+	u64 n;
+};
+
+static int cmp_sort_ent(const void *a, const void *b)
+{
+	const struct sort_ent *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	if (x->other_rank != y->other_rank)
+		return x->other_rank < y->other_rank ? -1 : 1;
+	return x->ent < y->ent ? -1 : x->ent > y->ent;
+}
+
+struct sort_group {
+	struct rp_group g;
+	u32 rank;
+};
+
+static int cmp_sort_group(const void *a, const void *b)
+{
+	const struct sort_group *x = a, *y = b;
+
+	if (x->g.total != y->g.total)
+		return x->g.total > y->g.total ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static u32 side_rank(const struct perfspy_report *r, u32 v, bool is_cat)
+{
+	return is_cat ? v : r->rank[v];
+}
+
+/* Groups from entries sorted by key, then sorted by total and name. */
+static int rp_groups(const struct perfspy_report *r, struct rp_grouping *gr,
+		     const struct sort_ent *se, size_t n, bool key_is_cat)
+{
+	struct sort_group *sg = xreallocarray(NULL, n + 1, sizeof(*sg));
+	size_t i, ng = 0;
+
+	gr->g = xreallocarray(NULL, n + 1, sizeof(*gr->g));
+	if (!sg || !gr->g) {
+		free(sg);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		if (!i || se[i].key != se[i - 1].key)
+			sg[ng++] = (struct sort_group){
+				{ se[i].key, 0, i, 0 }, side_rank(r, se[i].key, key_is_cat) };
+		sg[ng - 1].g.total += se[i].n;
+		sg[ng - 1].g.count++;
+	}
+	qsort(sg, ng, sizeof(*sg), cmp_sort_group);
+	for (i = 0; i < ng; i++)
+		gr->g[i] = sg[i].g;
+	gr->ng = ng;
+	free(sg);
+	return 0;
+}
+
+int rp_group_by(const struct perfspy_report *r, enum rp_rel_id rel, bool by_b,
+		struct rp_grouping *out)
+{
+	const struct rp_rel *rl = &r->rel[rel];
+	bool key_cat = rp_side_is_cat(rel, by_b), other_cat = rp_side_is_cat(rel, !by_b);
+	struct sort_ent *se = xreallocarray(NULL, rl->nr + 1, sizeof(*se));
+	size_t i;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->rel = rl;
+	out->by_b = by_b;
+	out->ent = xreallocarray(NULL, rl->nr + 1, sizeof(*out->ent));
+	if (!se || !out->ent) {
+		free(se);
+		rp_grouping_free(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < rl->nr; i++) {
+		u32 key = by_b ? rl->e[i].b : rl->e[i].a, other = by_b ? rl->e[i].a : rl->e[i].b;
+
+		se[i] = (struct sort_ent){ key, side_rank(r, other, other_cat), (u32)i,
+					   rl->e[i].n };
+	}
+	qsort(se, rl->nr, sizeof(*se), cmp_sort_ent);
+	for (i = 0; i < rl->nr; i++)
+		out->ent[i] = se[i].ent;
+	err = rp_groups(r, out, se, rl->nr, key_cat);
+	free(se);
+	if (err)
+		rp_grouping_free(out);
+	return err;
+}
+
+void rp_grouping_free(struct rp_grouping *gr)
+{
+	free(gr->ent);
+	free(gr->g);
+	memset(gr, 0, sizeof(*gr));
+}
+
+const struct rp_group *rp_find(const struct rp_grouping *gr, u32 key)
+{
+	size_t i;
+
+	for (i = 0; i < gr->ng; i++)
+		if (gr->g[i].key == key)
+			return &gr->g[i];
+	return NULL;
+}
 
 struct rp_out {
 	const struct perfspy_report *r;
