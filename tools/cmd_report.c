@@ -122,8 +122,10 @@ static int read_folded(FILE *in, const char *name, struct perfspy_folder *f)
 		cli_err("%s: %s", name, strerror(-rc));
 		return -1;
 	}
-	if (!good && bad) {
-		cli_err("%s: neither perf.data nor folded stacks", name);
+	if (!good) {
+		/* Nothing usable: say why as the reader would for perf.data. */
+		cli_err(lineno ? "%s: not a perf.data file (no PERFILE2 magic at offset 0) nor folded stacks" :
+			"%s: empty file at offset 0 (neither perf.data nor folded stacks)", name);
 		return -1;
 	}
 	if (bad)
