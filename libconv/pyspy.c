@@ -299,7 +299,7 @@ int pys_push(struct pys_reader *r, const char *s, size_t n)
 
 int pys_commit(struct pys_reader *r, u64 weight)
 {
-	bool py = false, native = false;
+	bool py = false, native = false, thread = false;
 	size_t i;
 	int err;
 
@@ -316,11 +316,13 @@ int pys_commit(struct pys_reader *r, u64 weight)
 		for (i = 0; i < r->nr_ids; i++) {
 			int k = pys_kind(r, r->ids[i]);
 
+			/* A thread root: after any process frames (§1.6). */
+			thread |= k == PYS_THREAD && !py && !native;
 			py |= k == PYS_PYTHON;
 			native |= py && k == PYS_NATIVE;
 		}
 		r->st.samples += weight;
-		if (r->nr_ids && pys_kind(r, r->ids[0]) == PYS_THREAD)
+		if (thread)
 			r->st.thread_samples += weight;
 		if (native)
 			r->st.native_samples += weight;

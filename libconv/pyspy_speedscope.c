@@ -269,10 +269,14 @@ static int push_frame(struct ss *s, const struct ss_profile *p, double idx,
 		return 0;
 	}
 	id = s->frames[(size_t)idx];
-	if (s->r->nr_ids == 1 && p->thread != FOLD_NO_ID &&
-	    s->r->ids[0] == p->thread && pys_kind(s->r, id) == PYS_THREAD)
-		s->r->nr_ids = 0;
-	return pys_push_id(s->r, id);
+	if (pys_push_id(s->r, id))
+		return -ENOMEM;
+	if (s->r->nr_ids == 2 && p->thread != FOLD_NO_ID &&
+	    s->r->ids[0] == p->thread && pys_kind(s->r, id) == PYS_THREAD) {
+		s->r->ids[0] = id;
+		s->r->nr_ids = 1;
+	}
+	return 0;
 }
 
 /* A parser over the value at @at (a position recorded in the first
