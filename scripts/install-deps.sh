@@ -4,13 +4,18 @@
 # Debian package names (DESIGN.md "Dependencies").
 set -euo pipefail
 
+# chromium: the browser tests (tests/e2e/run-browser.sh) open the flame
+# graph and speedscope output in it, headless.
 pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
-      libtraceevent-dev linux-source-6.1 linux-perf clang)
+      libtraceevent-dev linux-source-6.1 linux-perf clang chromium)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+# node and npm for the browser tests' npm packages (tests/browser); a node
+# installed some other way (it bundles npm) is used as it is.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
