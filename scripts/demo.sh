@@ -95,3 +95,16 @@ npy=$(awk '/\.py(:[0-9]+)?\)/ { s += $NF } END { printf "%d\n", s }' "$OUT/stack
 echo "demo: $npy of $total samples have a Python frame (-g reaches few: CPython 3.12 keeps no frame pointers)"
 echo "demo: folded stacks (py-spy raw): $OUT/stacks.txt"
 echo "demo: with thread roots:          $OUT/stacks-threads.txt"
+
+# --- 4. report and pictures (issue 5) ---------------------------------------------
+echo
+echo "== perfspy report -i $OUT/perf.data"
+"$PERFSPY" report -q -i "$OUT/perf.data" --top 3
+"$PERFSPY" convert -q --threads --format flamegraph --title "perfspy demo: train_sim.py" \
+	-i "$OUT/perf.data" -o "$OUT/flamegraph.svg"
+"$PERFSPY" convert -q --threads --format speedscope --title "perfspy demo: train_sim.py" \
+	-i "$OUT/perf.data" -o "$OUT/profile.speedscope.json"
+echo
+echo "demo: raw folded stacks:      $OUT/stacks-threads.txt"
+echo "demo: flame graph (SVG):      $OUT/flamegraph.svg   (open in a browser: click zooms, Ctrl-F searches)"
+echo "demo: speedscope profile:     $OUT/profile.speedscope.json   (one profile per thread; speedscope.app or npx speedscope)"
