@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfspy_merge(): frame classification, the py-spy key index and the
- * matching of each perf stack (see merge.h for the semantics; writing the
- * merged stacks is merge_out.c).
+ * perfspy_merge(): the py-spy key index, the matching of each perf stack,
+ * and the public entry (see merge.h for the semantics; frames are
+ * classified in merge_frames.c, merged stacks written in merge_out.c).
  *
  * Keys. A py-spy stack with Python skeleton a[0..m) (root first) is
  * indexed under EXACT(a), SUFFIX(a[m-k..m)) for every k, EXACT_NAT(a, n[0..l))
@@ -26,240 +26,6 @@
 #include "merge.h"
 #include "opts.h"
 
-/* ---- frames ---- */
-
-static int grow_frames(struct mg_side *s, u32 id)
-{
-	if (id < s->nr_fr)
-		return 0;
-	if (ensure_mem((void **)&s->fr, &s->cap_fr, sizeof(*s->fr), (size_t)id + 1))
-		return -ENOMEM;
-	memset(s->fr + s->nr_fr, 0, ((size_t)id + 1 - s->nr_fr) * sizeof(*s->fr));
-	s->nr_fr = (size_t)id + 1;
-	return 0;
-}
-
-static u32 intern2(struct mg *m, struct perfspy_folder *f, char tag,
-		   const char *a, size_t na, const char *b, size_t nb)
-{
-	size_t n = 1 + na + (b ? 1 + nb : 0);
-
-	if (ensure_mem((void **)&m->text, &m->cap_text, 1, n))
-		return FOLD_NO_ID;
-	m->text[0] = tag;
-	memcpy(m->text + 1, a, na);
-	if (b) {
-		m->text[1 + na] = '\x1f'; /* never in a frame name */
-		memcpy(m->text + 2 + na, b, nb);
-	}
-	return fold_intern(f, m->text, n);
-}
-
-static u64 base_hash(const char *f, size_t n)
-{
-	size_t i = n;
-
-	while (i > 0 && f[i - 1] != '/')
-		i--;
-	return hash_bytes(f + i, n - i, 0);
-}
-
-/* One file is the other plus leading directories: `torch/nn/x.py` and
- * `/venv/lib/.../torch/nn/x.py` (py-spy short names vs speedscope's full
- * ones, pyspy-formats.md §1.4 and §2.1). */
-static bool suffix_compatible(const char *a, size_t na, const char *b, size_t nb)
-{
-	if (na > nb)
-		return suffix_compatible(b, nb, a, na);
-	return na && !memcmp(a, b + nb - na, na) && (na == nb || b[nb - na - 1] == '/');
-}
-
-static int cmp_pfile(const void *x, const void *y)
-{
-	const struct mg_pfile *a = x, *b = y;
-
-	return a->bhash < b->bhash ? -1 : a->bhash > b->bhash ? 1 :
-	       a->file < b->file ? -1 : a->file > b->file;
-}
-
-static int grow_canon(struct mg *m, u32 fid)
-{
-	if (fid < m->nr_canon)
-		return 0;
-	if (ensure_mem((void **)&m->canon, &m->cap_canon, sizeof(*m->canon),
-		       (size_t)fid + 1))
-		return -ENOMEM;
-	memset(m->canon + m->nr_canon, 0, ((size_t)fid + 1 - m->nr_canon) * sizeof(u32));
-	m->nr_canon = (size_t)fid + 1;
-	return 0;
-}
-
-#define MG_ON_PERF 0x80000000u
-
-/* The perf-side file that py-spy's file @fid names: itself if perf has
- * it, else the one suffix-compatible perf file with that base name. */
-static u32 py_canon(struct mg *m, u32 fid)
-{
-	const char *t = fold_name(m->files, fid);
-	size_t n = fold_name_len(m->files, fid), lo = 0, hi, i;
-	u64 h = base_hash(t, n);
-	u32 found = fid, hits = 0;
-
-	if (m->canon[fid] & MG_ON_PERF)
-		return fid;
-	if (!m->pfiles_sorted) {
-		qsort(m->pfiles, m->nr_pfiles, sizeof(*m->pfiles), cmp_pfile);
-		m->pfiles_sorted = true;
-	}
-	for (hi = m->nr_pfiles; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->pfiles[mid].bhash < h)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < m->nr_pfiles && m->pfiles[i].bhash == h; i++) {
-		u32 p = m->pfiles[i].file;
-
-		if (suffix_compatible(t, n, fold_name(m->files, p),
-				      fold_name_len(m->files, p))) {
-			found = p;
-			hits++;
-		}
-	}
-	return hits == 1 ? found : fid;
-}
-
-/* The file id of a Python frame's file on side @s, canonicalized. */
-static u32 file_id(struct mg *m, struct mg_side *s, const char *f, size_t n)
-{
-	u32 fid = fold_intern(m->files, f, n);
-
-	if (fid == FOLD_NO_ID || grow_canon(m, fid))
-		return FOLD_NO_ID;
-	if (s == &m->perf) {
-		if (!(m->canon[fid] & MG_ON_PERF)) {
-			if (ensure_mem((void **)&m->pfiles, &m->cap_pfiles,
-				       sizeof(*m->pfiles), m->nr_pfiles + 1))
-				return FOLD_NO_ID;
-			m->pfiles[m->nr_pfiles].bhash = base_hash(f, n);
-			m->pfiles[m->nr_pfiles++].file = fid;
-			m->canon[fid] = MG_ON_PERF | (fid + 1);
-		}
-		return fid;
-	}
-	if (!m->canon[fid])
-		m->canon[fid] = py_canon(m, fid) + 1;
-	return (m->canon[fid] & ~MG_ON_PERF) - 1;
-}
-
-/* co_name vs co_qualname (pyspy-formats.md, the 0.4.3 warning): compare
- * the last component, `Outer.Inner.method` -> `method`. */
-static void last_component(const char **name, size_t *n)
-{
-	size_t i = *n;
-
-	while (i > 0 && (*name)[i - 1] != '.')
-		i--;
-	if (i < *n) {
-		*name += i;
-		*n -= i;
-	}
-}
-
-static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *out)
-{
-	struct pys_frame fr;
-	const char *name;
-	size_t nn;
-	u32 fid;
-
-	pys_parse_frame(fold_name(s->f, id), fold_name_len(s->f, id), m->py_files, &fr);
-	out->kind = (u8)(fr.kind + 1);
-	out->atom = MG_NO_ATOM;
-	name = fr.name;
-	nn = fr.name_len;
-	if (fr.kind == PYS_THREAD) {
-		if (pys_tid_decimal(&fr, &out->tid) && out->tid)
-			s->threads = true;
-	} else if (fr.kind == PYS_PYTHON) {
-		last_component(&name, &nn);
-		fid = file_id(m, s, fr.file, fr.file_len);
-		if (fid == FOLD_NO_ID)
-			return -ENOMEM;
-		out->atom = intern2(m, m->atoms, 'P', name, nn, fold_name(m->files, fid),
-				    fold_name_len(m->files, fid));
-		if (out->atom == FOLD_NO_ID)
-			return -ENOMEM;
-		out->line = fr.has_line && fr.line > 0 && fr.line < INT32_MAX ? (s32)fr.line : 0;
-	} else if (fr.kind == PYS_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x')) {
-		/* Address-only frames (`0x7f.. (lib)`) differ between runs:
-		 * never a join anchor. */
-		out->atom = intern2(m, m->atoms, 'N', name, nn, NULL, 0);
-		if (out->atom == FOLD_NO_ID)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-const struct mg_frame *mg_frame(struct mg *m, struct mg_side *s, u32 id)
-{
-	if (grow_frames(s, id))
-		return NULL;
-	if (!s->fr[id].kind && classify(m, s, id, &s->fr[id]))
-		return NULL;
-	return &s->fr[id];
-}
-
-/* ---- views ---- */
-
-static int view_push(u32 **a, size_t *cap, u32 *n, u32 v)
-{
-	if (ensure_mem((void **)a, cap, sizeof(**a), (size_t)*n + 1))
-		return -ENOMEM;
-	(*a)[(*n)++] = v;
-	return 0;
-}
-
-/*
- * Classify stack @idx of @s into @v. The native path is the named
- * native frames after the last Python frame; address-only frames are
- * skipped, as each side may name a frame the other could not.
- */
-static int build_view(struct mg *m, struct mg_side *s, size_t idx, struct mg_view *v)
-{
-	const struct mg_frame *f;
-	bool prefix = true;
-	u32 i;
-
-	fold_stack(s->f, idx, &v->ids, &v->nr, &v->count);
-	v->tid = 0;
-	v->first = 0;
-	v->nr_py = v->nr_nat = 0;
-	for (i = 0; i < v->nr; i++) {
-		f = mg_frame(m, s, v->ids[i]);
-		if (!f)
-			return -ENOMEM;
-		if (prefix && (f->kind == PYS_THREAD + 1 || f->kind == PYS_PROCESS + 1)) {
-			if (f->kind == PYS_THREAD + 1 && !v->tid)
-				v->tid = f->tid;
-			v->first = i + 1;
-			continue;
-		}
-		prefix = false;
-		if (f->kind == PYS_PYTHON + 1) {
-			if (view_push(&v->py, &v->cap_py, &v->nr_py, i))
-				return -ENOMEM;
-			v->nr_nat = 0;
-		} else if (v->nr_py && f->atom != MG_NO_ATOM && v->nr_nat < MG_MAX_NATIVE) {
-			if (view_push(&v->nat, &v->cap_nat, &v->nr_nat, f->atom))
-				return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
 /* ---- the key index ---- */
 
 struct mg_key {
@@ -281,23 +47,17 @@ static u64 h_step(u64 h, u32 atom)
 	return hash_mix(h ^ (((u64)atom + 1) * 0x9e3779b97f4a7c15ULL));
 }
 
-static u32 ps_atom(const struct mg *m, const struct mg_pstack *p, u32 i)
-{
-	return m->py.fr[p->ids[m->pool[p->py_off + i]]].atom;
-}
-
 static bool key_equal(const struct mg *m, const struct mg_entry *e,
 		      const struct mg_key *k)
 {
 	const struct mg_pstack *r = &m->ps[e->rep];
-	u32 i;
 
 	if (e->hash != k->hash || e->kind != k->kind || e->tid != k->tid ||
 	    e->len_py != k->len_py || e->len_nat != k->len_nat)
 		return false;
-	for (i = 0; i < k->len_py; i++)
-		if (ps_atom(m, r, r->nr_py - 1 - i) != k->py[k->nr_py - 1 - i])
-			return false;
+	if (k->len_py && memcmp(m->pool + r->py_off + r->nr_py - k->len_py,
+				k->py + k->nr_py - k->len_py, k->len_py * sizeof(*k->py)))
+		return false;
 	return !k->len_nat ||
 	       !memcmp(m->pool + r->nat_off, k->nat, k->len_nat * sizeof(*k->nat));
 }
@@ -374,7 +134,7 @@ static int insert(struct mg *m, const struct mg_key *k, u32 stack)
 /* Keys of one py-spy stack for one thread key @tid (module comment). */
 static int index_keys(struct mg *m, const struct mg_pstack *p, u32 si, u64 tid)
 {
-	struct mg_key k = { .tid = tid, .py = m->pa, .nr_py = p->nr_py,
+	struct mg_key k = { .tid = tid, .py = m->pool + p->py_off, .nr_py = p->nr_py,
 			    .nat = m->pool + p->nat_off };
 	u64 hs = h_seed(MG_K_SUFFIX, tid), he = h_seed(MG_K_EXACT, tid);
 	u64 hn = h_seed(MG_K_EXACT_NAT, tid), hj = h_seed(MG_K_NATIVE, tid);
@@ -382,7 +142,7 @@ static int index_keys(struct mg *m, const struct mg_pstack *p, u32 si, u64 tid)
 	u32 i;
 
 	for (i = 1; !err && i <= p->nr_py; i++) {
-		u32 a = m->pa[p->nr_py - i];
+		u32 a = k.py[p->nr_py - i];
 
 		hs = h_step(hs, a);
 		he = h_step(he, a);
@@ -410,14 +170,8 @@ static int index_keys(struct mg *m, const struct mg_pstack *p, u32 si, u64 tid)
 static int index_stack(struct mg *m, u32 si)
 {
 	const struct mg_pstack *p = &m->ps[si];
-	u32 i;
-	int err;
+	int err = 0;
 
-	if (ensure_mem((void **)&m->pa, &m->cap_pa, sizeof(*m->pa), (size_t)p->nr_py + 1))
-		return -ENOMEM;
-	for (i = 0; i < p->nr_py; i++)
-		m->pa[i] = ps_atom(m, p, i);
-	err = 0;
 	if (m->thread_aware && p->tid)
 		err = index_keys(m, p, si, p->tid);
 	return err ? err : index_keys(m, p, si, 0);
@@ -428,9 +182,10 @@ static int add_pstack(struct mg *m, size_t idx)
 {
 	struct mg_view *v = &m->pv;
 	struct mg_pstack *p;
+	u32 i;
 	int err;
 
-	err = build_view(m, &m->py, idx, v);
+	err = mg_build_view(m, &m->py, idx, v);
 	if (err)
 		return err;
 	m->st.pyspy_total += v->count;
@@ -442,6 +197,8 @@ static int add_pstack(struct mg *m, size_t idx)
 	if (m->nr_ps >= UINT32_MAX - 1 || m->nr_pool > UINT32_MAX - 2 * (size_t)v->nr - 2 ||
 	    ensure_mem((void **)&m->ps, &m->cap_ps, sizeof(*m->ps), m->nr_ps + 1) ||
 	    ensure_mem((void **)&m->pool, &m->cap_pool, sizeof(*m->pool),
+		       m->nr_pool + v->nr_py + v->nr_nat) ||
+	    ensure_mem((void **)&m->lines, &m->cap_lines, sizeof(*m->lines),
 		       m->nr_pool + v->nr_py + v->nr_nat))
 		return -ENOMEM;
 	p = &m->ps[m->nr_ps++];
@@ -450,9 +207,16 @@ static int add_pstack(struct mg *m, size_t idx)
 	p->count = v->count;
 	p->tid = v->tid;
 	p->first = v->first;
+	p->end = v->py[v->nr_py - 1] + 1;
 	p->py_off = (u32)m->nr_pool;
 	p->nr_py = v->nr_py;
-	memcpy(m->pool + m->nr_pool, v->py, v->nr_py * sizeof(u32));
+	/* Atoms contiguous: a key check is one memcmp. */
+	for (i = 0; i < v->nr_py; i++) {
+		const struct mg_frame *f = &m->py.fr[v->ids[v->py[i]]];
+
+		m->pool[m->nr_pool + i] = f->atom;
+		m->lines[m->nr_pool + i] = f->line;
+	}
 	m->nr_pool += v->nr_py;
 	p->nat_off = (u32)m->nr_pool;
 	p->nr_nat = v->nr_nat;
@@ -631,7 +395,7 @@ static int merge_stack(struct mg *m, size_t idx)
 	struct mg_match mt = { 0 };
 	int err;
 
-	err = build_view(m, &m->perf, idx, v);
+	err = mg_build_view(m, &m->perf, idx, v);
 	if (err || !v->count)
 		return err;
 	m->st.total += v->count;
@@ -681,6 +445,7 @@ static void mg_free(struct mg *m)
 	free(m->canon);
 	free(m->ps);
 	free(m->pool);
+	free(m->lines);
 	free(m->ents);
 	free(m->slots);
 	free(m->links);
@@ -723,7 +488,7 @@ static int mg_prepare(struct mg *m, const struct perfspy_merge_opts *o)
 	int err = 0;
 
 	for (i = 0; !err && i < n; i++)
-		err = build_view(m, &m->perf, i, &m->pv);
+		err = mg_build_view(m, &m->perf, i, &m->pv);
 	n = perfspy_folder__nr_stacks(m->py.f);
 	for (i = 0; !err && i < n; i++)
 		err = add_pstack(m, i);

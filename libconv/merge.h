@@ -21,8 +21,8 @@
  *    and keeps its own frames from the matched run on (deeper native and
  *    kernel frames py-spy could not unwind).
  *
- * The pieces are split between merge.c (classification, index, the
- * public entry) and merge_out.c (apportioning and writing stacks).
+ * The pieces: merge_frames.c (what frames are), merge.c (the key index,
+ * matching, the public entry), merge_out.c (apportioning, writing).
  */
 #ifndef PERFSPY_MERGE_H
 #define PERFSPY_MERGE_H
@@ -115,7 +115,8 @@ struct mg_pstack {
 	u64 count;
 	u64 tid;
 	u32 first;
-	u32 py_off, nr_py;   /* positions in m->pool */
+	u32 end;	     /* index of the last Python frame + 1 */
+	u32 py_off, nr_py;   /* Python atoms in m->pool, their lines in m->lines */
 	u32 nat_off, nr_nat; /* native atoms in m->pool */
 };
 
@@ -144,6 +145,8 @@ struct mg {
 	size_t nr_ps, cap_ps;
 	u32 *pool;
 	size_t nr_pool, cap_pool;
+	s32 *lines; /* parallel to pool */
+	size_t cap_lines;
 	struct mg_entry *ents;
 	size_t nr_ents, cap_ents;
 	u32 *slots; /* entry index + 1 */
@@ -169,6 +172,9 @@ struct mg {
 	struct mg_view pv;
 	struct perfspy_merge_stats st;
 };
+
+/* Classify stack @idx of side @s into @v. 0 or -ENOMEM. */
+int mg_build_view(struct mg *m, struct mg_side *s, size_t idx, struct mg_view *v);
 
 /* Classify frame @id of @s (once); NULL on -ENOMEM. */
 const struct mg_frame *mg_frame(struct mg *m, struct mg_side *s, u32 id);

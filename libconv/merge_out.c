@@ -129,13 +129,7 @@ static u32 rewritten(struct mg *m, u32 id, s32 line)
 
 static s32 ps_line(const struct mg *m, const struct mg_pstack *p, u32 i)
 {
-	return m->py.fr[p->ids[m->pool[p->py_off + i]]].line;
-}
-
-/* Index of the py-spy stack's last Python frame, + 1. */
-static u32 ps_prefix_end(const struct mg *m, const struct mg_pstack *p)
-{
-	return m->pool[p->py_off + p->nr_py - 1] + 1;
+	return m->lines[p->py_off + i];
 }
 
 struct vctx {
@@ -167,7 +161,7 @@ static int cmp_prefix(const void *x, const void *y, void *ctx)
 	const struct vctx *c = ctx;
 	const struct mg_pstack *a = &c->m->ps[*(const u32 *)x];
 	const struct mg_pstack *b = &c->m->ps[*(const u32 *)y];
-	u32 na = ps_prefix_end(c->m, a) - a->first, nb = ps_prefix_end(c->m, b) - b->first;
+	u32 na = a->end - a->first, nb = b->end - b->first;
 	u32 i;
 
 	for (i = 0; i < na && i < nb; i++)
@@ -341,7 +335,7 @@ int mg_emit_python(struct mg *m, const struct mg_view *v, struct mg_entry *e)
 static int emit_joined(struct mg *m, const struct mg_view *v, const struct mg_pstack *r,
 		       u32 j, u64 weight)
 {
-	u32 n = 0, i, end = ps_prefix_end(m, r);
+	u32 n = 0, i, end = r->end;
 	int err = push_roots(m, v, &n);
 
 	for (i = r->first; !err && i < end; i++)

@@ -91,9 +91,7 @@ static bool part_is(const char *p, size_t n, const char *want)
 
 static void test_classify(void)
 {
-	static const char *const extra[] = { "*/bin/tool", "tool", NULL };
 	struct pys_frame fr;
-	u64 tid = 0;
 
 	parse("work (a.py:12)", NULL, &fr);
 	T(fr.kind == PYS_PYTHON && fr.has_line && fr.line == 12);
@@ -127,6 +125,14 @@ static void test_classify(void)
 	T(fr.kind == PYS_NATIVE && !fr.file);
 	parse("unbalanced )", NULL, &fr);
 	T(fr.kind == PYS_NATIVE);
+}
+
+static void test_classify_pseudo(void)
+{
+	static const char *const extra[] = { "*/bin/tool", "tool", NULL };
+	struct pys_frame fr;
+	u64 tid = 0;
+
 	/* Thread pseudo-frames of every version (§1.5). */
 	parse("thread (123): MainThread", NULL, &fr);
 	T(fr.kind == PYS_THREAD && part_is(fr.name, fr.name_len, "MainThread"));
@@ -193,6 +199,13 @@ static void test_raw(void)
 	T_EQ_INT(st.stacks, 4);
 	T_EQ_INT(st.bad, 0);
 	free(out);
+}
+
+static void test_raw_more(void)
+{
+	PERFSPY_OPTS(perfspy_read_stats, st);
+	char *out;
+
 	{
 		/* Frame counts prove the joins (';' -> ':' alone would not). */
 		struct perfspy_folder *f;
@@ -428,7 +441,9 @@ int main(void)
 {
 	find_fixdir();
 	test_classify();
+	test_classify_pseudo();
 	test_raw();
+	test_raw_more();
 	test_raw_bad();
 	test_speedscope();
 	test_json_depth();

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfspy_merge(), the frames: what each distinct frame text of either
+ * side is (Python, native, thread or process pseudo-frame; see
+ * pyspy.h), the atoms keys are made of, and stacks seen through them
+ * (merge.h struct mg_view).
+ *
+ * Atoms. A Python frame's atom is (last name component, file) with the
+ * line dropped: `Outer.Inner.method (m.py:12)` and `method (m.py:10)`
+ * are one atom (py-spy 0.4.2 co_name vs 0.4.3+ qualnames, perfspy
+ * --qualname). py-spy's file names are first mapped to the perf side's:
+ * a speedscope capture holds full paths where perfspy prints py-spy's
+ * short ones (reference/pyspy-formats.md §1.4, §2.1). A native frame's
+ * atom is its name; address-only frames get none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "fold.h"
+#include "merge.h"
+
+static int grow_frames(struct mg_side *s, u32 id)
+{
+	if (id < s->nr_fr)
+		return 0;
+	if (ensure_mem((void **)&s->fr, &s->cap_fr, sizeof(*s->fr), (size_t)id + 1))
+		return -ENOMEM;
+	memset(s->fr + s->nr_fr, 0, ((size_t)id + 1 - s->nr_fr) * sizeof(*s->fr));
+	s->nr_fr = (size_t)id + 1;
+	return 0;
+}
+
+static u32 intern2(struct mg *m, struct perfspy_folder *f, char tag,
+		   const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t n = 1 + na + (b ? 1 + nb : 0);
+
+	if (ensure_mem((void **)&m->text, &m->cap_text, 1, n))
+		return FOLD_NO_ID;
+	m->text[0] = tag;
+	memcpy(m->text + 1, a, na);
+	if (b) {
+		m->text[1 + na] = '\x1f'; /* never in a frame name */
+		memcpy(m->text + 2 + na, b, nb);
+	}
+	return fold_intern(f, m->text, n);
+}
+
+static u64 base_hash(const char *f, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && f[i - 1] != '/')
+		i--;
+	return hash_bytes(f + i, n - i, 0);
+}
+
+/* One file is the other plus leading directories: `torch/nn/x.py` and
+ * `/venv/lib/.../torch/nn/x.py` (py-spy short names vs speedscope's full
+ * ones, pyspy-formats.md §1.4 and §2.1). */
+static bool suffix_compatible(const char *a, size_t na, const char *b, size_t nb)
+{
+	if (na > nb)
+		return suffix_compatible(b, nb, a, na);
+	return na && !memcmp(a, b + nb - na, na) && (na == nb || b[nb - na - 1] == '/');
+}
+
+static int cmp_pfile(const void *x, const void *y)
+{
+	const struct mg_pfile *a = x, *b = y;
+
+	return a->bhash < b->bhash ? -1 : a->bhash > b->bhash ? 1 :
+	       a->file < b->file ? -1 : a->file > b->file;
+}
+
+static int grow_canon(struct mg *m, u32 fid)
+{
+	if (fid < m->nr_canon)
+		return 0;
+	if (ensure_mem((void **)&m->canon, &m->cap_canon, sizeof(*m->canon),
+		       (size_t)fid + 1))
+		return -ENOMEM;
+	memset(m->canon + m->nr_canon, 0, ((size_t)fid + 1 - m->nr_canon) * sizeof(u32));
+	m->nr_canon = (size_t)fid + 1;
+	return 0;
+}
+
+#define MG_ON_PERF 0x80000000u
+
+/* The perf-side file that py-spy's file @fid names: itself if perf has
+ * it, else the one suffix-compatible perf file with that base name. */
+static u32 py_canon(struct mg *m, u32 fid)
+{
+	const char *t = fold_name(m->files, fid);
+	size_t n = fold_name_len(m->files, fid), lo = 0, hi, i;
+	u64 h = base_hash(t, n);
+	u32 found = fid, hits = 0;
+
+	if (m->canon[fid] & MG_ON_PERF)
+		return fid;
+	if (!m->pfiles_sorted) {
+		qsort(m->pfiles, m->nr_pfiles, sizeof(*m->pfiles), cmp_pfile);
+		m->pfiles_sorted = true;
+	}
+	for (hi = m->nr_pfiles; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->pfiles[mid].bhash < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < m->nr_pfiles && m->pfiles[i].bhash == h; i++) {
+		u32 p = m->pfiles[i].file;
+
+		if (suffix_compatible(t, n, fold_name(m->files, p),
+				      fold_name_len(m->files, p))) {
+			found = p;
+			hits++;
+		}
+	}
+	return hits == 1 ? found : fid;
+}
+
+/* The file id of a Python frame's file on side @s, canonicalized. */
+static u32 file_id(struct mg *m, struct mg_side *s, const char *f, size_t n)
+{
+	u32 fid = fold_intern(m->files, f, n);
+
+	if (fid == FOLD_NO_ID || grow_canon(m, fid))
+		return FOLD_NO_ID;
+	if (s == &m->perf) {
+		if (!(m->canon[fid] & MG_ON_PERF)) {
+			if (ensure_mem((void **)&m->pfiles, &m->cap_pfiles,
+				       sizeof(*m->pfiles), m->nr_pfiles + 1))
+				return FOLD_NO_ID;
+			m->pfiles[m->nr_pfiles].bhash = base_hash(f, n);
+			m->pfiles[m->nr_pfiles++].file = fid;
+			m->canon[fid] = MG_ON_PERF | (fid + 1);
+		}
+		return fid;
+	}
+	if (!m->canon[fid])
+		m->canon[fid] = py_canon(m, fid) + 1;
+	return (m->canon[fid] & ~MG_ON_PERF) - 1;
+}
+
+/* co_name vs co_qualname (pyspy-formats.md, the 0.4.3 warning): compare
+ * the last component, `Outer.Inner.method` -> `method`. */
+static void last_component(const char **name, size_t *n)
+{
+	size_t i = *n;
+
+	while (i > 0 && (*name)[i - 1] != '.')
+		i--;
+	if (i < *n) {
+		*name += i;
+		*n -= i;
+	}
+}
+
+static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *out)
+{
+	struct pys_frame fr;
+	const char *name;
+	size_t nn;
+	u32 fid;
+
+	pys_parse_frame(fold_name(s->f, id), fold_name_len(s->f, id), m->py_files, &fr);
+	out->kind = (u8)(fr.kind + 1);
+	out->atom = MG_NO_ATOM;
+	name = fr.name;
+	nn = fr.name_len;
+	if (fr.kind == PYS_THREAD) {
+		if (pys_tid_decimal(&fr, &out->tid) && out->tid)
+			s->threads = true;
+	} else if (fr.kind == PYS_PYTHON) {
+		last_component(&name, &nn);
+		fid = file_id(m, s, fr.file, fr.file_len);
+		if (fid == FOLD_NO_ID)
+			return -ENOMEM;
+		out->atom = intern2(m, m->atoms, 'P', name, nn, fold_name(m->files, fid),
+				    fold_name_len(m->files, fid));
+		if (out->atom == FOLD_NO_ID)
+			return -ENOMEM;
+		out->line = fr.has_line && fr.line > 0 && fr.line < INT32_MAX ? (s32)fr.line : 0;
+	} else if (fr.kind == PYS_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x')) {
+		/* Address-only frames (`0x7f.. (lib)`) differ between runs:
+		 * never a join anchor. */
+		out->atom = intern2(m, m->atoms, 'N', name, nn, NULL, 0);
+		if (out->atom == FOLD_NO_ID)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct mg_frame *mg_frame(struct mg *m, struct mg_side *s, u32 id)
+{
+	if (grow_frames(s, id))
+		return NULL;
+	if (!s->fr[id].kind && classify(m, s, id, &s->fr[id]))
+		return NULL;
+	return &s->fr[id];
+}
+
+/* ---- views ---- */
+
+static int view_push(u32 **a, size_t *cap, u32 *n, u32 v)
+{
+	if (ensure_mem((void **)a, cap, sizeof(**a), (size_t)*n + 1))
+		return -ENOMEM;
+	(*a)[(*n)++] = v;
+	return 0;
+}
+
+/*
+ * Classify stack @idx of @s into @v. The native path is the named
+ * native frames after the last Python frame; address-only frames are
+ * skipped, as each side may name a frame the other could not.
+ */
+int mg_build_view(struct mg *m, struct mg_side *s, size_t idx, struct mg_view *v)
+{
+	const struct mg_frame *f;
+	bool prefix = true;
+	u32 i;
+
+	fold_stack(s->f, idx, &v->ids, &v->nr, &v->count);
+	v->tid = 0;
+	v->first = 0;
+	v->nr_py = v->nr_nat = 0;
+	for (i = 0; i < v->nr; i++) {
+		f = mg_frame(m, s, v->ids[i]);
+		if (!f)
+			return -ENOMEM;
+		if (prefix && (f->kind == PYS_THREAD + 1 || f->kind == PYS_PROCESS + 1)) {
+			if (f->kind == PYS_THREAD + 1 && !v->tid)
+				v->tid = f->tid;
+			v->first = i + 1;
+			continue;
+		}
+		prefix = false;
+		if (f->kind == PYS_PYTHON + 1) {
+			if (view_push(&v->py, &v->cap_py, &v->nr_py, i))
+				return -ENOMEM;
+			v->nr_nat = 0;
+		} else if (v->nr_py && f->atom != MG_NO_ATOM && v->nr_nat < MG_MAX_NATIVE) {
+			if (view_push(&v->nat, &v->cap_nat, &v->nr_nat, f->atom))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
