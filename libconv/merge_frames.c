@@ -98,6 +98,8 @@ static u32 py_canon(struct mg *m, u32 fid)
 
 	if (m->canon[fid] & MG_ON_PERF)
 		return fid;
+	if (!m->nr_pfiles)
+		return fid;
 	if (!m->pfiles_sorted) {
 		qsort(m->pfiles, m->nr_pfiles, sizeof(*m->pfiles), cmp_pfile);
 		m->pfiles_sorted = true;

@@ -396,46 +396,52 @@ static void print_unmatched(struct perfspy_folder *um, uint64_t total, unsigned 
 	free(buf);
 }
 
-/* Say which captures cannot serve the native join. */
-static void native_notes(const struct merge_args *a, const struct perfspy_merge_stats *st)
+/* Stacks without Python frames: the native join's rate, or why there
+ * was none. */
+static void native_summary(const struct merge_args *a, const struct perfspy_merge_stats *st)
 {
 	size_t i;
 
-	for (i = 0; i < a->nr_pyspy; i++)
+	if (st->pyspy_native && !a->mo.no_native_join) {
+		fprintf(stderr, "%s: merge: native join: %.1f%% of %llu perf samples without "
+			"Python frames matched py-spy --native frames\n", cli_prog,
+			pct(st->native_matched, st->no_python),
+			(unsigned long long)st->no_python);
+		return;
+	}
+	for (i = 0; i < a->nr_pyspy && !a->mo.no_native_join; i++)
 		if (!a->native[i])
 			fprintf(stderr, "%s: merge: note: %s has no native frames to join on "
 				"(record it with py-spy --native)\n", cli_prog,
 				shown(a->pyspy[i]));
-	fprintf(stderr, "%s: merge: %llu perf samples (%.1f%%) have no Python frame%s\n",
-		cli_prog, (unsigned long long)st->no_python, pct(st->no_python, st->total),
-		st->native_matched ? "" : "; they are kept as they are");
+	fprintf(stderr, "%s: merge: %llu perf samples (%.1f%%) have no Python frame; they "
+		"are kept as they are\n", cli_prog, (unsigned long long)st->no_python,
+		pct(st->no_python, st->total));
 }
 
 static void summary(const struct merge_args *a, const struct perfspy_merge_stats *st,
 		    struct perfspy_folder *um)
 {
 	uint64_t py = st->exact + st->suffix + st->unmatched;
-	bool native = st->pyspy_native > 0;
 
-	fprintf(stderr, "%s: merge: %.1f%% matched exactly, %.1f%% by suffix, %.1f%% unmatched "
-		"(of %llu perf samples with Python frames%s)\n", cli_prog,
-		pct(st->exact, py), pct(st->suffix, py), pct(st->unmatched, py),
-		(unsigned long long)py, st->thread_aware ? ", matched per thread" : "");
+	if (py)
+		fprintf(stderr, "%s: merge: %.1f%% matched exactly, %.1f%% by suffix, "
+			"%.1f%% unmatched (of %llu perf samples with Python frames%s)\n",
+			cli_prog, pct(st->exact, py), pct(st->suffix, py),
+			pct(st->unmatched, py), (unsigned long long)py,
+			st->thread_aware ? ", matched per thread" : "");
 	if (st->other_thread)
 		fprintf(stderr, "%s: merge: %llu samples matched other threads' py-spy stacks "
 			"(their own thread had none)\n", cli_prog,
 			(unsigned long long)st->other_thread);
-	if (st->no_python && native)
-		fprintf(stderr, "%s: merge: native join: %.1f%% of %llu perf samples without "
-			"Python frames matched py-spy --native frames\n", cli_prog,
-			pct(st->native_matched, st->no_python),
-			(unsigned long long)st->no_python);
-	if (st->no_python && !a->mo.no_native_join)
-		native_notes(a, st);
-	if (!py && st->total)
-		fprintf(stderr, "%s: merge: note: no perf stack has Python frames; for CPython "
-			"3.12+ run python with -X perf (reference: README, Recording)\n",
-			cli_prog);
+	if (st->no_python)
+		native_summary(a, st);
+	if (!py && st->total && !st->native_matched)
+		fprintf(stderr, "%s: merge: note: no perf stack has Python frames: run CPython "
+			"3.12+ with -X perf, or give a py-spy --native capture\n", cli_prog);
+	if (st->total && !st->pyspy_total)
+		fprintf(stderr, "%s: merge: note: the py-spy captures hold no samples: the "
+			"perf stacks are written as they are\n", cli_prog);
 	print_unmatched(um, st->total, a->top);
 }
 
