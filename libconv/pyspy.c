@@ -341,19 +341,25 @@ int pys_commit(struct pys_reader *r, u64 weight)
  * spawn_main(...)`) or not followed by a closing quote (`main;main(5)`);
  * frames never start with a space. Unclosed: the first ';' (no join).
  */
-static const char *process_end(const char *p, const char *first, const char *e)
+static const char *process_end(const char *p, const char *first, const char *e,
+			       bool *unclosed)
 {
 	const char *q = first;
 	size_t head;
 
-	if (!process_head(p, (size_t)(first - p), &head))
+	/* After one unclosed scan no later ';' of the line can close a
+	 * frame either (the test depends on the position only): stop, so a
+	 * line of many `process 1:"` tokens stays linear. */
+	if (*unclosed || !process_head(p, (size_t)(first - p), &head))
 		return first;
 	for (;;) {
 		if ((size_t)(q - p) > head && q[-1] == '"' &&
 		    (q == e || q + 1 == e || q[1] != ' '))
 			return q;
-		if (q == e)
+		if (q == e) {
+			*unclosed = true;
 			return first;
+		}
 		q = memchr(q + 1, ';', (size_t)(e - q - 1));
 		if (!q)
 			q = e;
@@ -363,13 +369,14 @@ static const char *process_end(const char *p, const char *first, const char *e)
 static int split_frames(struct pys_reader *r, const char *s, const char *e)
 {
 	const char *p = s, *t;
+	bool unclosed = false;
 	int err;
 
 	if (s == e)
 		return 0; /* " 7": an empty stack (pyspy-formats.md §1.2) */
 	for (;;) {
 		t = memchr(p, ';', (size_t)(e - p));
-		t = process_end(p, t ? t : e, e);
+		t = process_end(p, t ? t : e, e, &unclosed);
 		err = pys_push(r, p, (size_t)(t - p));
 		if (err || t == e)
 			return err;
