@@ -268,9 +268,17 @@ static int push_roots(struct mg *m, const struct mg_view *v, u32 *n)
 	return err;
 }
 
+/* Add the stack in m->obuf (which may be unallocated when @n is 0). */
+static int add_to(struct mg *m, struct perfspy_folder *f, u32 n, u64 weight)
+{
+	static const u32 none;
+
+	return weight ? fold_add_ids(f, m->obuf ? m->obuf : &none, n, weight) : 0;
+}
+
 static int add_out(struct mg *m, u32 n, u64 weight)
 {
-	return weight ? fold_add_ids(m->out, m->obuf, n, weight) : 0;
+	return add_to(m, m->out, n, weight);
 }
 
 int mg_emit_asis(struct mg *m, const struct mg_view *v)
@@ -365,5 +373,5 @@ int mg_note_unmatched(struct mg *m, const struct mg_view *v)
 		return 0;
 	for (i = 0; !err && i < v->nr_py; i++)
 		err = push(m, &n, with_line(m, m->unmatched, v->ids[v->py[i]], 0));
-	return err ? err : fold_add_ids(m->unmatched, m->obuf, n, v->count);
+	return err ? err : add_to(m, m->unmatched, n, v->count);
 }

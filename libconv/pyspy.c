@@ -300,6 +300,7 @@ int pys_push(struct pys_reader *r, const char *s, size_t n)
 int pys_commit(struct pys_reader *r, u64 weight)
 {
 	bool py = false, native = false, thread = false;
+	static const u32 none;
 	size_t i;
 	int err;
 
@@ -310,7 +311,8 @@ int pys_commit(struct pys_reader *r, u64 weight)
 	}
 	r->st.stacks++;
 	if (weight) {
-		err = fold_add_ids(r->f, r->ids, (u32)r->nr_ids, weight);
+		/* An empty stack may have no array yet; fold wants a pointer. */
+		err = fold_add_ids(r->f, r->ids ? r->ids : &none, (u32)r->nr_ids, weight);
 		if (err)
 			return err;
 		for (i = 0; i < r->nr_ids; i++) {
