@@ -37,6 +37,7 @@ static int jr_fail(struct jr *j, int err)
 	return j->err;
 }
 
+/* RFC 8259 §2: insignificant whitespace is these four bytes only. */
 static void skip_ws(struct jr *j)
 {
 	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' ||
@@ -109,6 +110,7 @@ int jr_arr_next(struct jr *j, bool *first)
 	return next_item(j, first, ']');
 }
 
+/* Four hex digits (the caller checked they are there), or -1. */
 static int hex4(const char *p)
 {
 	int v = 0, i;
@@ -290,6 +292,7 @@ static bool literal(struct jr *j, const char *w)
 	return true;
 }
 
+/* speedscope writes `null` for absent lines and columns (§2.1). */
 bool jr_null(struct jr *j)
 {
 	return literal(j, "null");

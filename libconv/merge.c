@@ -37,6 +37,8 @@ struct mg_key {
 	const u32 *nat; /* native atoms; the key is the first len_nat */
 };
 
+/* Hashes of keys: the kind and the thread id seed a chain that takes
+ * one atom at a time, so a key of k atoms extends the key of k - 1. */
 static u64 h_seed(int kind, u64 tid)
 {
 	return hash_mix(((u64)kind << 56) ^ hash_mix(tid + 0x9e3779b97f4a7c15ULL));
@@ -62,6 +64,8 @@ static bool key_equal(const struct mg *m, const struct mg_entry *e,
 	       !memcmp(m->pool + r->nat_off, k->nat, k->len_nat * sizeof(*k->nat));
 }
 
+/* The entry of key @k, or NULL with *@slot the free slot where it would
+ * go (linear probing; slots hold entry index + 1). */
 static struct mg_entry *find(const struct mg *m, const struct mg_key *k, size_t *slot)
 {
 	size_t mask = m->nslots - 1, i;
@@ -77,6 +81,7 @@ static struct mg_entry *find(const struct mg *m, const struct mg_key *k, size_t 
 	return NULL;
 }
 
+/* Keep the table at most half full, so probes stay short. */
 static int grow_slots(struct mg *m)
 {
 	size_t ncap = m->nslots ? m->nslots * 2 : 1024, i, j;
@@ -98,6 +103,8 @@ static int grow_slots(struct mg *m)
 	return 0;
 }
 
+/* Link py-spy stack @stack to the entry of @k, creating the entry (with
+ * @stack as the representative its key is verified against). */
 static int insert(struct mg *m, const struct mg_key *k, u32 stack)
 {
 	struct mg_entry *e;
@@ -167,6 +174,8 @@ static int index_keys(struct mg *m, const struct mg_pstack *p, u32 si, u64 tid)
 	return err;
 }
 
+/* A thread-aware merge looks a stack up under its own thread first and
+ * under "any thread" (tid 0) second, so py-spy stacks go under both. */
 static int index_stack(struct mg *m, u32 si)
 {
 	const struct mg_pstack *p = &m->ps[si];
@@ -177,7 +186,8 @@ static int index_stack(struct mg *m, u32 si)
 	return err ? err : index_keys(m, p, si, 0);
 }
 
-/* Keep py-spy stack @idx's view in the pools. */
+/* Keep py-spy stack @idx's view in the pools. Stacks without Python
+ * frames give nothing to join on: they count in the stats only. */
 static int add_pstack(struct mg *m, size_t idx)
 {
 	struct mg_view *v = &m->pv;
@@ -244,7 +254,9 @@ static struct mg_entry *lookup(const struct mg *m, const struct mg_key *k)
 	return find(m, k, &slot);
 }
 
-/* Thread keys to try: own thread first when thread-aware. */
+/* Thread keys to try: own thread first when thread-aware. A thread py-spy
+ * never saw (it started late, or ran only native code) still gets lines
+ * from the other threads' stacks of the same skeleton. */
 static int thread_keys(const struct mg *m, const struct mg_view *v, u64 *t)
 {
 	int n = 0;
@@ -310,6 +322,11 @@ static bool match_suffix(struct mg *m, const struct mg_view *v, u64 tid,
 	return false;
 }
 
+/*
+ * Exact on any thread before a suffix on the own thread: the whole
+ * skeleton pins the call path, a suffix only its leaf end (a pool of
+ * workers runs one skeleton, and their lines differ less than paths do).
+ */
 static int match_python(struct mg *m, const struct mg_view *v, struct mg_match *mt)
 {
 	u64 t[2];
@@ -389,6 +406,8 @@ static int match_native(struct mg *m, const struct mg_view *v, struct mg_match *
 	return 0;
 }
 
+/* Match and write one perf stack, counting it in exactly one of exact,
+ * suffix, unmatched and no_python (which native_matched is a part of). */
 static int merge_stack(struct mg *m, size_t idx)
 {
 	struct mg_view *v = &m->pv;
@@ -503,6 +522,8 @@ static int mg_prepare(struct mg *m, const struct perfspy_merge_opts *o)
 	return err;
 }
 
+/* The library never prints: what the caller may want to show goes to
+ * the log (the CLI prints its own summary from the stats). */
 static void report(struct mg *m)
 {
 	const struct perfspy_merge_stats *s = &m->st;
@@ -517,6 +538,7 @@ static void report(struct mg *m)
 			(unsigned long long)s->no_python);
 }
 
+/* Copy as much as the caller's struct holds (sized structs, STYLE.md §4). */
 static void copy_stats(const struct mg *m, struct perfspy_merge_stats *out)
 {
 	struct perfspy_merge_stats s = m->st;

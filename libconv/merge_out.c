@@ -25,6 +25,8 @@ void mg_map_free(struct mg_map *map)
 	memset(map, 0, sizeof(*map));
 }
 
+/* The value slot of @key, inserted when new (*@fresh); NULL on -ENOMEM.
+ * Doubles at half load, rehashing every key. */
 static u32 *map_slot(struct mg_map *map, u64 key, bool *fresh)
 {
 	size_t mask, i;
@@ -67,6 +69,8 @@ static u32 *map_slot(struct mg_map *map, u64 key, bool *fresh)
 
 /* ---- output frames ---- */
 
+/* Each input frame is interned in the output once; later uses hit the
+ * per-side id cache. */
 u32 mg_out_id(struct mg *m, struct mg_side *s, u32 id)
 {
 	if (id >= s->nr_out) {
@@ -170,6 +174,8 @@ static int cmp_prefix(const void *x, const void *y, void *ctx)
 	return na < nb ? -1 : na > nb;
 }
 
+/* Sort the entry's py-spy stacks by variant and sum equal ones: the
+ * variants come out in line order, which makes ties deterministic. */
 int mg_build_vars(struct mg *m, struct mg_entry *e)
 {
 	int (*cmp)(const void *, const void *, void *) =
@@ -281,6 +287,7 @@ static int add_out(struct mg *m, u32 n, u64 weight)
 	return add_to(m, m->out, n, weight);
 }
 
+/* Unmatched, or nothing to match: perf's frames as they are. */
 int mg_emit_asis(struct mg *m, const struct mg_view *v)
 {
 	u32 n = 0, i;

@@ -253,6 +253,8 @@ static int canonical_thread(const char *s, size_t n, char **out, size_t *olen)
 	return 0;
 }
 
+/* Frame kinds are cached per folder id (zeroed on growth, since the
+ * folder may hold frames of an earlier read). */
 static int kind_of(struct pys_reader *r, u32 id)
 {
 	struct pys_frame fr;
@@ -402,6 +404,8 @@ static bool parse_count(const char *s, const char *e, u64 *out)
 	return true;
 }
 
+/* One line: `STACK COUNT` (STACK may be empty). *@good is set when it
+ * parsed, so a file of nothing but bad lines can be refused. */
 static int raw_line(struct pys_reader *r, const char *s, const char *e,
 		    u64 lineno, bool *good)
 {
@@ -457,6 +461,8 @@ int pys_read_raw(struct pys_reader *r, const char *buf, size_t len)
 
 /* ---- the public reader ---- */
 
+/* The whole file in one buffer: speedscope needs two passes over it,
+ * and raw lines are short-lived views into it. */
 static int read_whole(const char *path, char **out, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;

@@ -83,6 +83,7 @@ static const struct option merge_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* Everything the command line says. */
 struct merge_args {
 	const char **pyspy;
 	size_t nr_pyspy;
@@ -165,6 +166,7 @@ static int convert_opt(struct merge_args *a, int c)
 	return -1;
 }
 
+/* Options of the merge itself; the rest are convert's. */
 static int merge_opt(struct merge_args *a, int c)
 {
 	long v;
@@ -337,6 +339,7 @@ static int read_perf(struct merge_args *a, struct perfspy_folder *perf, bool *co
 	return err;
 }
 
+/* Percent with 0 for an empty whole, as the summary lines print it. */
 static double pct(uint64_t n, uint64_t d)
 {
 	return d ? 100.0 * (double)n / (double)d : 0.0;
@@ -445,6 +448,8 @@ static void summary(const struct merge_args *a, const struct perfspy_merge_stats
 	print_unmatched(um, st->total, a->top);
 }
 
+/* Through the writer API (issue 5's formats), into a temporary file
+ * renamed on success, as convert does. */
 static int write_out(struct merge_args *a, struct perfspy_folder *out)
 {
 	PERFSPY_OPTS(perfspy_write_opts, wo, .format = a->format, .title = "perfspy merge");
@@ -464,6 +469,11 @@ static int write_out(struct merge_args *a, struct perfspy_folder *out)
 	return cli_out_commit(&o);
 }
 
+/*
+ * Captures first (a bad capture fails before a long perf.data
+ * conversion), then the perf side, the merge, the output, the summary.
+ * @f: perf, py-spy, merged and unmatched-skeleton folders.
+ */
 static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 {
 	PERFSPY_OPTS(perfspy_merge_stats, st);
