@@ -16,6 +16,7 @@
 #     perf.data and folded input, and on a second run.
 # Prints the matched share.  PY312 overrides the interpreter, MERGE_SECONDS
 # the run time (2 s).
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 need_perf
