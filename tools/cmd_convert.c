@@ -27,7 +27,7 @@ static void convert_usage(FILE *f)
 		"                        (written to a temporary file, renamed on success)\n"
 		"      --format FMT      raw (py-spy folded stacks), flamegraph (interactive\n"
 		"                        SVG, root on top) or speedscope (JSON, one profile\n"
-		"                        per thread with --threads) [default: raw]\n"
+		"                        per thread; implies --threads) [default: raw]\n"
 		"      --title TEXT      title of the SVG / name of the speedscope file\n"
 		"      --event NAME      event to fold, as `perfspy info` names it\n"
 		"                        [default: the first event]\n"
@@ -184,6 +184,10 @@ int cmd_convert(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	/* speedscope holds one profile per thread: its writer needs the
+	 * thread roots, which become profile names, not frames. */
+	if (wo.format == PERFSPY_FORMAT_SPEEDSCOPE)
+		co.threads = true;
 	cli_install_signals();
 	if (!common.quiet && isatty(STDERR_FILENO))
 		co.progress_fn = cli_progress;
