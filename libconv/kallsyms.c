@@ -14,6 +14,8 @@
  * - Names live in the ctx arena until sym_ctx_free(). An unreadable file
  *   means no kernel names, not an error; the only error is -ENOMEM.
  */
+#include <sys/stat.h>
+
 #include "symbols_int.h"
 
 #include <elf.h>
@@ -106,6 +108,32 @@ static int kern_load(struct sym_ctx *ctx)
 		if (!n || ctx->ksyms[n - 1].addr != ctx->ksyms[i].addr)
 			ctx->ksyms[n++] = ctx->ksyms[i];
 	ctx->nksyms = n;
+	return 0;
+}
+
+int sym_kernel_set_build_id(struct sym_ctx *ctx, const u8 *id, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	char idstr[2 * 20 + 1], *path;
+	struct stat st;
+	size_t i;
+
+	if (!ctx->kallsyms_default || ctx->kern_loaded || !ctx->buildid_dir ||
+	    !size || size > 20)
+		return 0;
+	for (i = 0; i < size; i++) {
+		idstr[2 * i] = hex[id[i] >> 4];
+		idstr[2 * i + 1] = hex[id[i] & 15];
+	}
+	idstr[2 * size] = '\0';
+	path = arena_printf(&ctx->arena, "%s/[kernel.kallsyms]/%s/kallsyms",
+			    ctx->buildid_dir, idstr);
+	if (!path)
+		return -ENOMEM;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		ctx->kallsyms = path;
+		pr_debug(ctx->log, "perfspy: kernel symbols from %s", path);
+	}
 	return 0;
 }
 

@@ -632,6 +632,8 @@ static int load_build_ids(struct perfspy_session *s)
 		const struct rd_build_id *b = &s->rd.build_ids[i];
 
 		err = mach_add_build_id(&s->mach, b->filename, b->id, b->size);
+		if (!err && !strcmp(b->filename, "[kernel.kallsyms]"))
+			err = sym_kernel_set_build_id(s->sym, b->id, b->size);
 		if (err)
 			return err;
 	}

@@ -135,6 +135,7 @@ int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 	elf_version(EV_CURRENT);
 	ctx->log = opts ? opts->log : NULL;
 	ctx->kallsyms = "/proc/kallsyms";
+	ctx->kallsyms_default = !opts || !opts->kallsyms;
 	if (opts && opts->kallsyms)
 		nomem |= !(ctx->kallsyms = arena_strdup(&ctx->arena, opts->kallsyms));
 	if (opts && opts->symfs && *opts->symfs)

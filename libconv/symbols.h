@@ -118,6 +118,17 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
  */
 bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr);
 
+/*
+ * The recorded kernel's build id (the BUILD_ID feature's
+ * [kernel.kallsyms] entry). When the caller chose no kallsyms file and
+ * perf's build-id cache holds that kernel's symbols
+ * (<buildid_dir>/[kernel.kallsyms]/<id>/kallsyms, which perf record
+ * saves), they are used instead of /proc/kallsyms: they match the
+ * profile even after a reboot, and a plain file reads much faster than
+ * /proc. Call before the first kernel lookup. 0 or -ENOMEM.
+ */
+int sym_kernel_set_build_id(struct sym_ctx *ctx, const u8 *id, size_t size);
+
 /* Resolve a kernel address (function name only; modules included).
  * Returns 1 and fills frames[0], 0 if unknown, or -ENOMEM. */
 int sym_kernel_resolve(struct sym_ctx *ctx, u64 addr, struct sym_frame *frame);

@@ -84,6 +84,7 @@ struct sym_ctx {
 	const char *symfs;	 /* NULL or a non-empty prefix */
 	const char *buildid_dir; /* NULL if unknown */
 	const char *kallsyms;	 /* "" disables */
+	bool kallsyms_default;	 /* not chosen by the caller */
 	struct arena arena;
 	struct sym_dso **dso_tab;
 	size_t dso_cap, ndsos;
