@@ -164,7 +164,7 @@ async function main() {
     const url = srv.url + '/' + require('path').basename(a.svg);
     await b.page.goto(url, { waitUntil: 'load' });
     const h = await b.page.evaluate(() => +document.documentElement.getAttribute('height'));
-    await b.page.setViewportSize({ width: 1200, height: Math.min(Math.max(h, 200), 4000) });
+    await b.page.setViewportSize({ width: 1200, height: Math.min(Math.max(h, 200), 900) });
     await checkStatic(b.page, want);
     await b.page.screenshot({ path: a.shot + '.png' });
     console.log('screenshot: ' + a.shot + '.png');
