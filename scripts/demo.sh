@@ -4,13 +4,15 @@
 # (scripts/workload/train_sim.py) with perf and convert it with perfspy.
 #   1. find CPython 3.12 (pyenv), else 3.13, else any python3 (with a note:
 #      `-X perf` needs 3.12+);
-#   2. perf record -F 999 -g -o $O/demo/perf.data -- python -X perf train_sim.py
+#   2. perf record -F 999 --call-graph dwarf,65528 -o $O/demo/perf.data --
+#      python -X perf train_sim.py
 #   3. perfspy info; perfspy convert -o $O/demo/stacks.txt; the top 15 stacks
 #      and the samples per thread.
-# With -g the stacks show native frames (libc, kernel, the interpreter) and
-# the few Python frames (py-spy style, from the -X perf trampolines) that
-# frame-pointer callchains reach; full Python stacks come with DWARF
-# unwinding through the trampolines and the py-spy merge (DESIGN.md).
+# With DWARF stack dumps perfspy unwinds through CPython's perf trampolines,
+# so stacks run from each thread's root Python frame down to the native
+# leaf (libc, kernel); interpreter frames are dropped as py-spy --native
+# does. (With -g, stock CPython builds have no frame pointers and stacks
+# stop inside the interpreter.)
 # Environment: O (default build), DEMO_SECONDS (default 5), PYTHON (override).
 set -euo pipefail
 export LC_ALL=C
@@ -59,8 +61,8 @@ echo "demo: Python $pyver: $py"
 # --- 2. record ----------------------------------------------------------------
 mkdir -p "$OUT"
 rm -f "$OUT/perf.data" "$OUT/perf.data.old"
-echo "demo: recording ${DEMO_SECONDS:-5} s of scripts/workload/train_sim.py (perf record -F 999 -g)..."
-"$PERF" record -F 999 -g -o "$OUT/perf.data" -- \
+echo "demo: recording ${DEMO_SECONDS:-5} s of scripts/workload/train_sim.py (perf record -F 999 --call-graph dwarf,65528)..."
+"$PERF" record -F 999 --call-graph dwarf,65528 -o "$OUT/perf.data" -- \
 	"$py" "${xperf[@]}" "$TOP/scripts/workload/train_sim.py" 2>"$OUT/record.log" ||
 	{ cat "$OUT/record.log" >&2; die "perf record failed"; }
 grep -h 'perf record: Captured' "$OUT/record.log" || true
@@ -92,7 +94,7 @@ awk '{ print $NF "\t" $0 }' "$OUT/stacks.txt" | sort -t "$(printf '\t')" -k1,1nr
 echo
 # Python frames come out py-spy style, "name (file.py:line)" or "name (file.py)".
 npy=$(awk '/\.py(:[0-9]+)?\)/ { s += $NF } END { printf "%d\n", s }' "$OUT/stacks.txt")
-echo "demo: $npy of $total samples have a Python frame (-g reaches few: CPython 3.12 keeps no frame pointers)"
+echo "demo: $npy of $total samples have a Python frame"
 echo "demo: folded stacks (py-spy raw): $OUT/stacks.txt"
 echo "demo: with thread roots:          $OUT/stacks-threads.txt"
 
