@@ -175,7 +175,8 @@ void fold_add_to(struct perfspy_folder *f, u32 idx, u64 weight)
 int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 		     u64 weight, u32 *idx)
 {
-	u64 h = hash_bytes(ids, (size_t)nr * sizeof(*ids), 0x5bd1e995);
+	u64 h = nr ? hash_bytes(ids, (size_t)nr * sizeof(*ids), 0x5bd1e995) :
+		hash_bytes("", 0, 0x5bd1e995);
 	struct fold_stack *st;
 	size_t i;
 	u32 v;
@@ -189,7 +190,7 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	     i = (i + 1) & (f->stack_slots_cap - 1)) {
 		st = &f->stacks[v - 1];
 		if (st->hash == h && st->nr == nr &&
-		    !memcmp(f->pool + st->off, ids, (size_t)nr * sizeof(*ids))) {
+		    (!nr || !memcmp(f->pool + st->off, ids, (size_t)nr * sizeof(*ids)))) {
 			st->count += weight;
 			f->total += weight;
 			*idx = v - 1;
@@ -200,9 +201,11 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 		return -ENOMEM;
 	err = ensure_mem((void **)&f->stacks, &f->cap_stacks, sizeof(*f->stacks),
 			 f->nr_stacks + 1);
+	/* At least one slot: an empty stack must not leave the pool NULL
+	 * (pointer arithmetic on NULL is undefined even for 0 bytes). */
 	if (!err)
 		err = ensure_mem((void **)&f->pool, &f->pool_cap, sizeof(*f->pool),
-				 f->pool_len + nr);
+				 f->pool_len + nr + 1);
 	if (err)
 		return err;
 	st = &f->stacks[f->nr_stacks];
@@ -210,7 +213,8 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	st->count = weight;
 	st->off = f->pool_len;
 	st->nr = nr;
-	memcpy(f->pool + f->pool_len, ids, (size_t)nr * sizeof(*ids));
+	if (nr)
+		memcpy(f->pool + f->pool_len, ids, (size_t)nr * sizeof(*ids));
 	f->pool_len += nr;
 	f->stack_slots[i] = (u32)(++f->nr_stacks);
 	f->total += weight;

@@ -112,5 +112,13 @@ int main(void)
 	perfspy_folder__free(f);
 	perfspy_folder__free(NULL);
 	test_order_random();
+	/* A folder holding only the empty stack (py-spy's " 7" line). */
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__add(f, NULL, 0, 7), 0);
+	T_EQ_INT(perfspy_folder__add(f, NULL, 0, 1), 0);
+	out = write_str(f);
+	T_EQ_STR(out, " 8\n");
+	free(out);
+	perfspy_folder__free(f);
 	TEST_MAIN_END();
 }
