@@ -374,55 +374,24 @@ static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-/*
- * Output goes through our own buffer: deep stacks make hundreds of MB of
- * text, and one stdio call per frame name cost more than the rest of a
- * conversion (perf profile of the 52 MB bench profile).
- */
-struct wbuf {
-	FILE *out;
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void wb_flush(struct wbuf *w)
-{
-	if (w->len && !w->err && fwrite(w->p, 1, w->len, w->out) != w->len)
-		w->err = -EIO;
-	w->len = 0;
-}
-
-static void wb_put(struct wbuf *w, const char *s, size_t n)
-{
-	while (n) {
-		size_t k = w->cap - w->len < n ? w->cap - w->len : n;
-
-		memcpy(w->p + w->len, s, k);
-		w->len += k;
-		s += k;
-		n -= k;
-		if (w->len == w->cap)
-			wb_flush(w);
-	}
-}
-
+/* One raw line; output goes through write.h's buffer (deep stacks make
+ * hundreds of MB of text, and one stdio call per frame name cost more
+ * than the rest of a conversion). */
 static void write_stack(const struct perfspy_folder *f, const struct fold_stack *st,
-			struct wbuf *w)
+			struct wout *w)
 {
-	char num[32];
 	u32 j;
-	int n;
 
 	for (j = 0; j < st->nr; j++) {
 		u32 id = f->pool[st->off + j];
 
 		if (j)
-			wb_put(w, ";", 1);
-		wb_put(w, f->names[id], f->name_lens[id]);
+			wout_put(w, ";", 1);
+		wout_put(w, f->names[id], f->name_lens[id]);
 	}
-	n = snprintf(num, sizeof(num), " %llu\n", (unsigned long long)st->count);
-	wb_put(w, num, (size_t)n);
+	wout_put(w, " ", 1);
+	wout_u64(w, st->count);
+	wout_put(w, "\n", 1);
 }
 
 u32 fold_name_len(const struct perfspy_folder *f, u32 id)
@@ -463,10 +432,10 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 				      const struct perfspy_write_opts *opts)
 {
-	struct wbuf w = { .out = out, .cap = 1 << 20 };
+	struct wout w;
 	u32 *idx = NULL;
 	size_t i;
-	int err;
+	int err, werr;
 
 	if (!OPTS_VALID(opts, perfspy_write_opts))
 		return -PERFSPY_E_OPTS;
@@ -480,14 +449,13 @@ PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 	default:
 		return -EINVAL;
 	}
-	w.p = malloc(w.cap);
-	if (!w.p)
-		return -ENOMEM;
+	err = wout_init(&w, out);
+	if (err)
+		return err;
 	err = fold_sorted(f, &idx);
 	for (i = 0; !err && !w.err && i < f->nr_stacks; i++)
 		write_stack(f, &f->stacks[idx[i]], &w);
-	wb_flush(&w);
+	werr = wout_finish(&w);
 	free(idx);
-	free(w.p);
-	return err ? err : w.err;
+	return err ? err : werr;
 }

@@ -117,24 +117,32 @@ static int open_common(struct perfspy_session *s, int fd, const void *mem,
 		rd_open_fd(&s->rd, fd, &ro);
 }
 
-PERFSPY_API int perfspy_session__open_fd(int fd,
-					 const struct perfspy_open_opts *opts,
-					 struct perfspy_session **out)
+/* A session on @fd (mapped or streamed) or, with @mem, on a buffer. */
+static int open_session(int fd, const void *mem, size_t len,
+			const struct perfspy_open_opts *opts, const char *fallback,
+			struct perfspy_session **out)
 {
 	struct perfspy_session *s;
 	int err = session_new(opts, &s);
 
 	if (err)
 		return err;
-	err = set_path(s, opts, "<fd>");
+	err = set_path(s, opts, fallback);
 	if (!err)
-		err = open_common(s, fd, NULL, 0);
+		err = open_common(s, fd, mem, len);
 	if (err) {
 		perfspy_session__close(s);
 		return err;
 	}
 	*out = s;
 	return 0;
+}
+
+PERFSPY_API int perfspy_session__open_fd(int fd,
+					 const struct perfspy_open_opts *opts,
+					 struct perfspy_session **out)
+{
+	return open_session(fd, NULL, 0, opts, "<fd>", out);
 }
 
 PERFSPY_API int perfspy_session__open(const char *path,
@@ -183,20 +191,7 @@ PERFSPY_API int perfspy_session__open_mem(const void *buf, size_t len,
 					  const struct perfspy_open_opts *opts,
 					  struct perfspy_session **out)
 {
-	struct perfspy_session *s;
-	int err = session_new(opts, &s);
-
-	if (err)
-		return err;
-	err = set_path(s, opts, "<memory>");
-	if (!err)
-		err = open_common(s, -1, buf, len);
-	if (err) {
-		perfspy_session__close(s);
-		return err;
-	}
-	*out = s;
-	return 0;
+	return open_session(-1, buf, len, opts, "<memory>", out);
 }
 
 static void reset_pass(struct perfspy_session *s)
