@@ -17,7 +17,7 @@
  *    frees and leaks in its parsers, some unfixed in 1.8.4). It is
  *    therefore given a rebuilt text per event: the name and ID lines as
  *    we read them, field lines only after each has passed our own check
- *    (the shapes tracefs writes; see tracing.c tr_decl_ok()), and an
+ *    (the shapes tracefs writes; see tracing_check.c tr_decl_ok()), and an
  *    EMPTY print format instead of the real one. Field decoding works;
  *    tep_print_event() prints no event-specific text. A format that
  *    fails the check stays out of the handle but keeps its name.
