@@ -176,7 +176,10 @@ int cli_out_commit(struct cli_out *o)
 		}
 		return 0;
 	}
-	if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0)
+	/* No fsync: the rename gives atomicity against our own failures and
+	 * signals, which is what a half-written profile needs; durability
+	 * across a power cut is not worth a flush of hundreds of MB. */
+	if (fflush(o->f) != 0 || ferror(o->f))
 		err = -1;
 	if (fclose(o->f) != 0)
 		err = -1;
