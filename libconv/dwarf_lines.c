@@ -61,7 +61,7 @@ static int build_cu_table(struct sym_dso *d)
 			d->cus[d->ncus++] = (struct die_range){ lo, hi, cudie };
 		}
 	}
-	qsort(d->cus, d->ncus, sizeof(*d->cus), range_cmp);
+	xqsort(d->cus, d->ncus, sizeof(*d->cus), range_cmp);
 	return 0;
 }
 
@@ -193,7 +193,7 @@ static int cu_fns_get(struct sym_dso *d, Dwarf_Die *cu, struct cu_fns **out)
 		free(fv.v);
 		return err;
 	}
-	qsort(fv.v, fv.n, sizeof(*fv.v), range_cmp);
+	xqsort(fv.v, fv.n, sizeof(*fv.v), range_cmp);
 	e = cufns_slot(d->cufns, d->cufns_cap, key);
 	*e = (struct cu_fns){ key, fv.v, fv.n };
 	d->cufns_n++;

@@ -161,7 +161,7 @@ static int index_build(struct jit_map *m)
 	for (i = 0; i < m->nr; i++)
 		if (m->ents[i]->size)
 			keys[n++] = (struct skey){ m->ents[i]->start, i };
-	qsort(keys, n, sizeof(*keys), skey_cmp);
+	xqsort(keys, n, sizeof(*keys), skey_cmp);
 	for (i = 0; i < n || h;) {
 		if (!h)
 			pos = keys[i].start;

@@ -103,7 +103,7 @@ static int kern_load(struct sym_ctx *ctx)
 		ctx->nksyms = 0;
 		return err;
 	}
-	qsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
+	xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
 	for (i = 0; i < ctx->nksyms; i++)
 		if (!n || ctx->ksyms[n - 1].addr != ctx->ksyms[i].addr)
 			ctx->ksyms[n++] = ctx->ksyms[i];

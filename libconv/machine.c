@@ -452,7 +452,7 @@ int mach_sorted_threads(struct machine *m, struct mach_thread ***out,
 	for (i = 0; i < m->threads_cap; i++)
 		if (m->threads[i] && m->threads[i]->seen)
 			v[n++] = m->threads[i];
-	qsort(v, n, sizeof(*v), cmp_thread);
+	xqsort(v, n, sizeof(*v), cmp_thread);
 	*out = v;
 	*nr = n;
 	return 0;

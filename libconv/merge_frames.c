@@ -101,7 +101,7 @@ static u32 py_canon(struct mg *m, u32 fid)
 	if (!m->nr_pfiles)
 		return fid;
 	if (!m->pfiles_sorted) {
-		qsort(m->pfiles, m->nr_pfiles, sizeof(*m->pfiles), cmp_pfile);
+		xqsort(m->pfiles, m->nr_pfiles, sizeof(*m->pfiles), cmp_pfile);
 		m->pfiles_sorted = true;
 	}
 	for (hi = m->nr_pfiles; lo < hi;) {

@@ -20,6 +20,7 @@
  * Layout facts: reference/perf-data-format.md §1.1-§1.8.
  */
 #include "reader_feat.h"
+#include "swap.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -144,6 +145,7 @@ static int read_file_header(struct rd *rd)
 	const u8 *h = rd->mem;
 	u64 hsize = get_u64(h + 8), attr_size, bits[4] = { 0 };
 	u64 data_off, data_size;
+	bool feats = false;
 	int err;
 
 	if (hsize < 72 || rd->mem_len < hsize)
@@ -176,6 +178,16 @@ static int read_file_header(struct rd *rd)
 		rd->truncated_at = rd->mem_len;
 	} else {
 		rd->data_end = data_off + data_size;
+		feats = true;
+	}
+	if (rd->swapped) {
+		err = swap_records(rd, data_off, rd->data_end);
+		if (err)
+			return err;
+		if (feats)
+			swap_features(rd, bits, rd->data_end);
+	}
+	if (feats) {
 		err = rd_read_features(rd, bits, data_off + data_size);
 		if (err)
 			return err;
@@ -196,9 +208,14 @@ static s64 check_magic(struct rd *rd, const u8 *h, size_t len)
 	if (len < PIPE_HEADER_SIZE)
 		return rd_error(rd, -PERFSPY_E_FORMAT, 0, "file too short for a perf.data header");
 	magic = get_u64(h);
-	if (magic == PERF_MAGIC2_SW)
-		return rd_error(rd, -PERFSPY_E_ENDIAN, 0,
-				"perf.data written on a machine of the other byte order");
+	if (magic == PERF_MAGIC2_SW) {
+		/* Other byte order (§1.1): file layout only (swap.c). */
+		if (__builtin_bswap64(get_u64(h + 8)) == PIPE_HEADER_SIZE)
+			return rd_error(rd, -PERFSPY_E_UNSUPPORTED, 0,
+					"pipe-layout perf.data of the other byte order is not supported");
+		rd->swapped = true;
+		return (s64)__builtin_bswap64(get_u64(h + 8));
+	}
 	if (magic == PERF_MAGIC1)
 		return rd_error(rd, -PERFSPY_E_UNSUPPORTED, 0,
 				"perf.data version 1 (PERFFILE) is not supported");
@@ -224,6 +241,12 @@ static int rd_start_mem(struct rd *rd)
 	if (hsize < 0)
 		return (int)hsize;
 	rd->file_size = rd->mem_len;
+	if (rd->swapped) {
+		int err = swap_file_head(rd);
+
+		if (err)
+			return err;
+	}
 	if (hsize == PIPE_HEADER_SIZE) {
 		rd->pipe_mode = true;
 		rd->header_size = PIPE_HEADER_SIZE;

@@ -107,6 +107,7 @@ struct rd {
 	bool meta_done; /* pipe metadata already taken in (rewound) */
 
 	bool pipe_mode;
+	bool swapped; /* other byte order: mem_owned converted (swap.c) */
 	u64 header_size;
 	u64 data_offset;
 	u64 data_size;

@@ -555,7 +555,7 @@ static int rp_order_cats(struct perfspy_report *r)
 		v[2 * i] = r->cat_total[i];
 		v[2 * i + 1] = i;
 	}
-	qsort(v, r->ncats, 2 * sizeof(*v), cmp_cat);
+	xqsort(v, r->ncats, 2 * sizeof(*v), cmp_cat);
 	for (i = 0; i < r->ncats; i++)
 		r->cat_order[i] = (u32)v[2 * i + 1];
 	free(v);

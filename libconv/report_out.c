@@ -47,7 +47,7 @@ int rp_rank(struct perfspy_report *r)
 	for (i = 0; i < r->nnames; i++)
 		k[i] = (struct name_key){ fold_name(r->names, i),
 					  fold_name_len(r->names, i), i };
-	qsort(k, r->nnames, sizeof(*k), cmp_name_key);
+	xqsort(k, r->nnames, sizeof(*k), cmp_name_key);
 	for (i = 0; i < r->nnames; i++)
 		r->rank[k[i].id] = i;
 	free(k);
@@ -110,7 +110,7 @@ static int rp_groups(const struct perfspy_report *r, struct rp_grouping *gr,
 		sg[ng - 1].g.total += se[i].n;
 		sg[ng - 1].g.count++;
 	}
-	qsort(sg, ng, sizeof(*sg), cmp_sort_group);
+	xqsort(sg, ng, sizeof(*sg), cmp_sort_group);
 	for (i = 0; i < ng; i++)
 		gr->g[i] = sg[i].g;
 	gr->ng = ng;
@@ -142,7 +142,7 @@ int rp_group_by(const struct perfspy_report *r, enum rp_rel_id rel, bool by_b,
 		se[i] = (struct sort_ent){ key, side_rank(r, other, other_cat), (u32)i,
 					   rl->e[i].n };
 	}
-	qsort(se, rl->nr, sizeof(*se), cmp_sort_ent);
+	xqsort(se, rl->nr, sizeof(*se), cmp_sort_ent);
 	for (i = 0; i < rl->nr; i++)
 		out->ent[i] = se[i].ent;
 	err = rp_groups(r, out, se, rl->nr, key_cat);

@@ -524,7 +524,7 @@ static int load_symbols(struct sym_dso *dso)
 		err = add_elf_syms(dso, &cap, dso->dbg);
 	if (err || !dso->nsyms)
 		return err;
-	qsort(dso->syms, dso->nsyms, sizeof(*dso->syms), sym_cmp);
+	xqsort(dso->syms, dso->nsyms, sizeof(*dso->syms), sym_cmp);
 	for (i = 0; i < dso->nsyms; i++) /* keep the best per address */
 		if (!n || dso->syms[n - 1].addr != dso->syms[i].addr)
 			dso->syms[n++] = dso->syms[i];

@@ -547,8 +547,7 @@ static int tr_build_names(struct tr_parse *p)
 
 	if (nr_ev < 0)
 		nr_ev = 0;
-	if (p->nr_fmts) /* qsort(NULL, 0, ...) is undefined */
-		qsort(p->fmts, p->nr_fmts, sizeof(*p->fmts), tr_fmt_cmp);
+	xqsort(p->fmts, p->nr_fmts, sizeof(*p->fmts), tr_fmt_cmp);
 	ids = xreallocarray(NULL, (size_t)nr_ev + p->nr_fmts, sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
@@ -560,7 +559,7 @@ static int tr_build_names(struct tr_parse *p)
 	for (size_t i = 0; i < p->nr_fmts; i++)
 		ids[nr_ids++] = p->fmts[i].id;
 	if (nr_ids)
-		qsort(ids, nr_ids, sizeof(*ids), tr_u64_cmp);
+		xqsort(ids, nr_ids, sizeof(*ids), tr_u64_cmp);
 
 	ti->names = xreallocarray(NULL, nr_ids, sizeof(*ti->names));
 	if (!ti->names) {

@@ -174,7 +174,7 @@ static int fg_layout(struct fg_tree *t)
 		s[k++] = (struct fg_sib){ t->n[i].parent, (u32)i,
 					  fold_name(t->f, t->n[i].name),
 					  fold_name_len(t->f, t->n[i].name) };
-	qsort(s, k, sizeof(*s), cmp_sib);
+	xqsort(s, k, sizeof(*s), cmp_sib);
 	for (i = k; i-- > 0;) { /* prepend in reverse: lists end up sorted */
 		t->n[s[i].node].sibling = t->n[s[i].parent].child;
 		t->n[s[i].parent].child = s[i].node;
