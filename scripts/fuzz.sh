@@ -31,6 +31,7 @@ seed() { # seed TARGET DIR: extra seeds outside the repo
 	jit) for f in tests/unit/fixtures/jit/*.map; do [ -e "$f" ] && { printf '\0'; cat "$f"; } >"$d/$(basename "$f")"; done
 	     for f in tests/unit/fixtures/jit/*.dump; do [ -e "$f" ] && { printf '\1'; cat "$f"; } >"$d/$(basename "$f")"; done ;;
 	tracing) cp tests/unit/fixtures/tracing/*.bin "$d/" 2>/dev/null ;;
+	pyspy) for f in tests/unit/fixtures/pyspy/*; do [ -f "$f" ] && cp "$f" "$d/"; done ;;
 	pyscan) cp tests/unit/fixtures/python/*.py "$d/" 2>/dev/null
 	        find /root/.pyenv/versions/3.12*/lib/python3.12 -maxdepth 1 -name '*.py' -size -64k 2>/dev/null | head -50 | xargs -r cp -t "$d/" ;;
 	esac
@@ -49,7 +50,13 @@ for t in "${targets[@]}"; do
 		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$B/crash/$t/" "$B/work/$t" "tests/fuzz/corpus/$t" "$B/seeds/$t" \
 		>"$log" 2>&1
-	execs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{n += $2} END {print n + 0}')
+	# With -jobs, each worker's totals are in fuzz-N.log and repeated in
+	# the main log: count one of the two.
+	if ls fuzz-*.log >/dev/null 2>&1; then
+		execs=$(grep -h 'stat::number_of_executed_units' fuzz-*.log | awk '{n += $2} END {print n + 0}')
+	else
+		execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{n += $2} END {print n + 0}')
+	fi
 	crashes=$(ls "$B/crash/$t" | wc -l)
 	if [ "$crashes" -gt 0 ]; then
 		cp "$B/crash/$t"/* "tests/fuzz/corpus/$t/"
