@@ -134,7 +134,8 @@ struct perfspy_open_opts {
  * *@out is a new session to be closed with perfspy_session__close().
  *
  * Errors: -errno from open/read/mmap, -PERFSPY_E_FORMAT (not perf.data,
- * with the offset in the log), -PERFSPY_E_ENDIAN, -PERFSPY_E_TRUNCATED,
+ * with the offset in the log), -PERFSPY_E_UNSUPPORTED (e.g. pipe layout
+ * of the other byte order), -PERFSPY_E_TRUNCATED,
  * -PERFSPY_E_OPTS, -ENOMEM.
  */
 PERFSPY_API int perfspy_session__open(const char *path,

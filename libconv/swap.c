@@ -473,26 +473,35 @@ static void swap_kernel_body(struct swc *c, u32 type, u16 misc)
 
 static void swap_feature(int bit, u8 *p, u64 len);
 
+/* HEADER_ATTR: {header; attr (attr.size bytes); u64 id[]}
+ * (perf_event__hdr_attr_swap, session.c). */
+static void swap_header_attr(struct swc *c, u8 *h, u16 size)
+{
+	u32 asz;
+
+	if (size < 16)
+		return;
+	asz = __builtin_bswap32(get_u32(h + 12));
+	if (!asz)
+		asz = ATTR_VER0;
+	if (asz > size - 8u)
+		asz = size - 8u;
+	swap_attr(h + 8, asz);
+	swc_skip(c, asz);
+	swc_all64(c);
+}
+
 /* perf user records (perf_event__swap_ops[], session.c). Sets *@extra
  * to the payload that follows outside header.size. */
 static int swap_user(struct rd *rd, u8 *h, u16 size, u32 type, u64 *extra)
 {
 	struct swc c;
-	u32 asz;
+	u64 v;
 
 	swc_init(&c, h + 8, size - 8u);
 	switch (type) {
-	case REC_HEADER_ATTR: /* attr (attr.size bytes), u64 ids[] */
-		if (size < 16)
-			break;
-		asz = __builtin_bswap32(get_u32(h + 12));
-		if (!asz)
-			asz = ATTR_VER0;
-		if (asz > size - 8u)
-			asz = size - 8u;
-		swap_attr(h + 8, asz);
-		swc_skip(&c, asz);
-		swc_all64(&c);
+	case REC_HEADER_ATTR:
+		swap_header_attr(&c, h, size);
 		break;
 	case REC_HEADER_EVENT_TYPE:
 	case REC_ID_INDEX:   /* nr, {id, idx, cpu, tid}[] */
@@ -518,15 +527,15 @@ static int swap_user(struct rd *rd, u8 *h, u16 size, u32 type, u64 *extra)
 			swc_32(&c);
 		break;
 	case REC_EVENT_UPDATE: /* u64 type, u64 id; SCALE (1): a double */
-		asz = (u32)swc_64(&c);
+		v = swc_64(&c);
 		swc_64(&c);
-		if (asz == 1)
+		if (v == 1)
 			swc_64(&c);
 		break;
 	case REC_HEADER_FEATURE: /* u64 feat_id, feature payload */
-		asz = (u32)swc_64(&c);
-		if (!c.bad && asz < FEAT_LAST)
-			swap_feature((int)asz, c.p, (u64)(c.end - c.p));
+		v = swc_64(&c);
+		if (!c.bad && v < FEAT_LAST)
+			swap_feature((int)v, c.p, (u64)(c.end - c.p));
 		break;
 	case REC_COMPRESSED:
 		log_msg(rd->log, LOG_ERROR,
