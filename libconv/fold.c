@@ -374,24 +374,52 @@ static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-/* One raw line; output goes through write.h's buffer (deep stacks make
- * hundreds of MB of text, and one stdio call per frame name cost more
- * than the rest of a conversion). */
-static void write_stack(const struct perfspy_folder *f, const struct fold_stack *st,
-			struct wout *w)
+/*
+ * Raw lines. In writer order consecutive stacks share long prefixes, so
+ * the previous line stays rendered in @lb and only the frames after the
+ * common prefix are rendered again; each line then goes out in one copy
+ * through write.h's buffer (deep stacks make hundreds of MB of text).
+ */
+struct linebuf {
+	char *p;
+	size_t len, cap;
+	size_t *ends; /* ends[j]: length of the text through frame j */
+	size_t cap_ends;
+	const struct fold_stack *prev;
+};
+
+static int write_stack(const struct perfspy_folder *f, const struct fold_stack *st,
+		       struct linebuf *lb, struct wout *w)
 {
-	u32 j;
+	u32 j = 0, n = 0;
+	size_t len;
 
-	for (j = 0; j < st->nr; j++) {
-		u32 id = f->pool[st->off + j];
-
-		if (j)
-			wout_put(w, ";", 1);
-		wout_put(w, f->names[id], f->name_lens[id]);
+	if (lb->prev) {
+		n = lb->prev->nr < st->nr ? lb->prev->nr : st->nr;
+		while (j < n && f->pool[lb->prev->off + j] == f->pool[st->off + j])
+			j++;
 	}
+	len = j ? lb->ends[j - 1] : 0;
+	if (ensure_mem((void **)&lb->ends, &lb->cap_ends, sizeof(*lb->ends), st->nr + 1))
+		return -ENOMEM;
+	for (; j < st->nr; j++) {
+		u32 id = f->pool[st->off + j], nl = f->name_lens[id];
+
+		if (ensure_mem((void **)&lb->p, &lb->cap, 1, len + nl + 2))
+			return -ENOMEM;
+		if (j)
+			lb->p[len++] = ';';
+		memcpy(lb->p + len, f->names[id], nl);
+		len += nl;
+		lb->ends[j] = len;
+	}
+	lb->len = len;
+	lb->prev = st;
+	wout_put(w, lb->p, len);
 	wout_put(w, " ", 1);
 	wout_u64(w, st->count);
 	wout_put(w, "\n", 1);
+	return 0;
 }
 
 u32 fold_name_len(const struct perfspy_folder *f, u32 id)
@@ -432,6 +460,7 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 				      const struct perfspy_write_opts *opts)
 {
+	struct linebuf lb = { 0 };
 	struct wout w;
 	u32 *idx = NULL;
 	size_t i;
@@ -454,8 +483,10 @@ PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 		return err;
 	err = fold_sorted(f, &idx);
 	for (i = 0; !err && !w.err && i < f->nr_stacks; i++)
-		write_stack(f, &f->stacks[idx[i]], &w);
+		err = write_stack(f, &f->stacks[idx[i]], &lb, &w);
 	werr = wout_finish(&w);
 	free(idx);
+	free(lb.p);
+	free(lb.ends);
 	return err ? err : werr;
 }
