@@ -219,13 +219,17 @@ static int rp_parse_rules(struct perfspy_report *r, const char *text)
 	int err = 0;
 
 	while (!err && *s) {
+		const char *end;
+
 		nl = strchr(s, '\n');
-		e = nl ? nl : s + strlen(s);
+		end = nl ? nl : s + strlen(s);
 		lineno++;
-		b = trim(s, e, &e);
+		b = trim(s, end, &e);
 		if (b < e && *b != '#')
 			err = rp_rule_line(r, b, e, lineno);
-		s = nl ? nl + 1 : e;
+		/* Go on from the line's end, not the trimmed one: a last line
+		 * of blanks would otherwise be read forever (fuzz). */
+		s = nl ? nl + 1 : end;
 	}
 	if (!err)
 		err = rp_category(r, "other native", 12, &r->cat_other);
