@@ -24,6 +24,9 @@ extern const char *cli_prog; /* "perfspy" */
 void cli_log(void *ctx, int level, const char *msg);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A decimal option value in [@min, @max]; -1 (message printed) if not. */
+int cli_parse_num(const char *s, const char *what, long min, long max, long *out);
+
 /* Open @path with the common options; prints the error and returns
  * NULL on failure. */
 struct perfspy_session *cli_open(const char *path, const struct cli_common *c);

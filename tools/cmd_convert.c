@@ -83,21 +83,6 @@ static const struct option convert_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_id(const char *s, const char *what, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v <= 0 || v > 0x7fffffff) {
-		cli_err("--%s: '%s' is not a positive number", what, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 /* Say which event is folded when there are several (stackcollapse-perf
  * also takes the first by default, silently; we say so). */
 static void note_events(struct perfspy_session *s, const char *path,
@@ -130,13 +115,18 @@ int cmd_convert(int argc, char **argv)
 	struct cli_out o = { 0 };
 	char msg[256];
 	int c, err, ret = 1;
+	long v;
 
 	while ((c = getopt_long(argc, argv, "i:o:qvh", convert_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'o': out = optarg; break;
-		case O_PID: if (parse_id(optarg, "pid", &co.pid)) return 2; break;
-		case O_TID: if (parse_id(optarg, "tid", &co.tid)) return 2; break;
+		case O_PID:
+		case O_TID:
+			if (cli_parse_num(optarg, c == O_PID ? "pid" : "tid", 1, 0x7fffffff, &v))
+				return 2;
+			*(c == O_PID ? &co.pid : &co.tid) = (int)v;
+			break;
 		case O_COMM: co.comm = optarg; break;
 		case O_EVENT: co.event = optarg; break;
 		case O_NO_KERNEL: co.no_kernel = true; break;

@@ -103,21 +103,6 @@ static const char *shown(const char *path)
 	return strcmp(path, "-") ? path : "<stdin>";
 }
 
-static int parse_num(const char *s, const char *what, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < 0 || v > max) {
-		cli_err("--%s: '%s' is not a number from 0 to %ld", what, s, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /* Append @s to a NULL-terminated array. */
 static int append(const char ***a, size_t *n, const char *s)
 {
@@ -142,7 +127,7 @@ static int convert_opt(struct merge_args *a, int c)
 	case O_EVENT: a->co.event = optarg; return 0;
 	case O_PID:
 	case O_TID:
-		if (parse_num(optarg, c == O_PID ? "pid" : "tid", 0x7fffffff, &v))
+		if (cli_parse_num(optarg, c == O_PID ? "pid" : "tid", 0, 0x7fffffff, &v))
 			return -1;
 		*(c == O_PID ? &a->co.pid : &a->co.tid) = (int)v;
 		return 0;
@@ -188,13 +173,13 @@ static int merge_opt(struct merge_args *a, int c)
 	case O_IGNORE_THREADS: a->mo.ignore_threads = true; return 0;
 	case O_NO_NATIVE: a->mo.no_native_join = true; return 0;
 	case O_MIN_SUFFIX:
-		if (parse_num(optarg, "min-suffix", 1000000, &v))
+		if (cli_parse_num(optarg, "min-suffix", 0, 1000000, &v))
 			return -1;
 		a->mo.min_suffix = (uint32_t)v;
 		return 0;
 	case O_PYFILE: return append(&a->pyfiles, &a->nr_pyfiles, optarg);
 	case O_TOP:
-		if (parse_num(optarg, "top", 1000000, &v))
+		if (cli_parse_num(optarg, "top", 0, 1000000, &v))
 			return -1;
 		a->top = (unsigned)v;
 		return 0;

@@ -248,21 +248,6 @@ static const struct option report_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_num(const char *s, const char *what, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v <= 0 || v > max) {
-		cli_err("--%s: '%s' is not a number from 1 to %ld", what, s, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /* The whole of @path as a NUL-terminated string, or NULL (printed). */
 static char *read_text(const char *path)
 {
@@ -323,7 +308,7 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 		case 'o': a->out = optarg; break;
 		case O_BY: if (parse_by(optarg, &a->wo.by)) return 2; break;
 		case O_TOP:
-			if (parse_num(optarg, "top", 1000000, &v))
+			if (cli_parse_num(optarg, "top", 1, 1000000, &v))
 				return 2;
 			a->wo.top = (unsigned)v;
 			break;
@@ -332,12 +317,12 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 		case O_PRINT_RULES: fputs(perfspy_report_default_rules(), stdout); return 1;
 		case O_EVENT: a->co.event = optarg; break;
 		case O_PID:
-			if (parse_num(optarg, "pid", 0x7fffffff, &v))
+			if (cli_parse_num(optarg, "pid", 1, 0x7fffffff, &v))
 				return 2;
 			a->co.pid = (int)v;
 			break;
 		case O_TID:
-			if (parse_num(optarg, "tid", 0x7fffffff, &v))
+			if (cli_parse_num(optarg, "tid", 1, 0x7fffffff, &v))
 				return 2;
 			a->co.tid = (int)v;
 			break;

@@ -42,6 +42,21 @@ void cli_log(void *ctx, int level, const char *msg)
 		tags[level < 0 ? 0 : level > 3 ? 3 : level], msg);
 }
 
+int cli_parse_num(const char *s, const char *what, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > max) {
+		cli_err("--%s: '%s' is not a number from %ld to %ld", what, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 {
 	PERFSPY_OPTS(perfspy_open_opts, o,
