@@ -55,7 +55,8 @@ ALL_CFLAGS = $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-DPERFSPY_VERSION='"$(VERSION)"'
 LIBS = $(PKG_LIBS) -lstdc++
 
-LIB_SRCS := $(sort $(wildcard libconv/*.c))
+LIB_SRCS := $(sort $(wildcard libconv/*.c libconv/*/*.c))
+LIB_HDRS := $(wildcard libconv/*.h libconv/*/*.h)
 LIB_OBJS := $(patsubst libconv/%.c,$(O)/obj/%.o,$(LIB_SRCS))
 TOOL_SRCS := $(sort $(wildcard tools/*.c))
 TOOL_OBJS := $(patsubst tools/%.c,$(O)/tools/%.o,$(TOOL_SRCS))
@@ -85,7 +86,7 @@ $(DEPS)/libperf/.stamp: scripts/build-libperf.sh
 	$(call msg,LIBPERF,$(DEPS)/libperf)
 	$(Q)scripts/build-libperf.sh $(DEPS)
 
-$(O)/obj/%.o: libconv/%.c $(wildcard libconv/*.h) include/perfspy.h $(LIBPERF_STAMP)
+$(O)/obj/%.o: libconv/%.c $(LIB_HDRS) include/perfspy.h $(LIBPERF_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c $< -o $@
 

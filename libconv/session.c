@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fold.h"
-#include "machine.h"
-#include "opts.h"
-#include "order.h"
+#include "common/fold.h"
+#include "frames/machine.h"
+#include "common/opts.h"
+#include "perfdata/order.h"
 #include "perfspy.h"
-#include "stacks.h"
+#include "frames/stacks.h"
 
 struct perfspy_session {
 	struct rd rd;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "jit.h"
+#include "frames/jit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "python.h"
+#include "frames/python.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "tracing.h"
+#include "perfdata/tracing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
  */
 #include <stdlib.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "perfspy.h"
 #include "test.h"
 

@@ -13,7 +13,7 @@
  * opcodes, every truncation offset and random byte flips. Exit 77 when the
  * fixtures are missing.
  */
-#include "jit.h"
+#include "frames/jit.h"
 #include "perfspy.h"
 #include "test.h"
 

@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
-#include "merge.h"
+#include "common/fold.h"
+#include "folded/merge.h"
 #include "perfspy.h"
 #include "test.h"
 

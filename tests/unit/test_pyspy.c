@@ -10,9 +10,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "perfspy.h"
-#include "pyspy.h"
+#include "folded/pyspy.h"
 #include "test.h"
 
 #define FIXDIR_REL "fixtures/pyspy"

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "python.h"
+#include "frames/python.h"
 #include "test.h"
 
 static char fixdir[PATH_MAX]; /* absolute .../fixtures/python */

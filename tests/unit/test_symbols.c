@@ -12,7 +12,7 @@
  * pseudo and missing files, and kallsyms parsing from a fake file.
  * Exit 77 (skip) when no C compiler is available.
  */
-#include "symbols.h"
+#include "frames/symbols.h"
 #include "test.h"
 
 #include <dlfcn.h>

@@ -20,7 +20,7 @@
 
 #include "perfspy.h"
 #include "test.h"
-#include "tracing.h"
+#include "perfdata/tracing.h"
 
 #define FIXDIR_REL "fixtures/tracing"
 #define MAX_WANT 64

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "perfspy.h"
 #include "test.h"
-#include "write.h"
+#include "common/write.h"
 
 /* ---- helpers ---- */
 

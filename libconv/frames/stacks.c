@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "perfspy.h"
 
 /* Callchain context markers (enum perf_callchain_context, uapi). */

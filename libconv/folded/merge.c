@@ -22,9 +22,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "merge.h"
-#include "opts.h"
+#include "common/opts.h"
 
 /* ---- the key index ---- */
 

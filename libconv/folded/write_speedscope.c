@@ -20,12 +20,11 @@
  * as the schema types them as numbers.
  * "activeProfileIndex" opens the heaviest thread first.
  */
-#include "write.h"
+#include "writers.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
 
 struct ss_group {
 	const u32 *prefix; /* root frames (into the folder's pool) */

@@ -18,7 +18,7 @@
 #ifndef PERFSPY_SYMBOLS_H
 #define PERFSPY_SYMBOLS_H
 
-#include "util.h"
+#include "common/util.h"
 
 struct sym_ctx;
 struct sym_dso;

@@ -27,7 +27,7 @@
 #ifndef PERFSPY_JIT_H
 #define PERFSPY_JIT_H
 
-#include "util.h"
+#include "common/util.h"
 
 struct jit_map;
 

@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* Rendering state and caches; one per conversion. Not thread-safe. */
 struct py_ctx;

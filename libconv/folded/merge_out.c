@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "merge.h"
 
 /* ---- u64 -> u32 map ---- */

@@ -15,7 +15,7 @@
 #define PERFSPY_MACHINE_H
 
 #include "jit.h"
-#include "record.h"
+#include "perfdata/record.h"
 #include "symbols.h"
 
 /* MAPK_: MAP_ANON and MAP_FILE are <sys/mman.h> macros. */

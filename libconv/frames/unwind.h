@@ -19,7 +19,7 @@
 #define PERFSPY_UNWIND_H
 
 #include "jit.h"
-#include "record.h"
+#include "perfdata/record.h"
 #include "symbols.h"
 
 /* x86-64 DWARF register numbers (psABI figure 3.36). */

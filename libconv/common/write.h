@@ -105,9 +105,4 @@ u64 *idmap_get(const struct idmap *m, u32 key);
 /* Pointer to the value of @key, inserted as 0 if absent; NULL on ENOMEM. */
 u64 *idmap_put(struct idmap *m, u32 key);
 
-/* The two writers perfspy_folder__write() dispatches to. */
-int write_svg(const struct perfspy_folder *f, FILE *out, const char *title);
-int write_speedscope(const struct perfspy_folder *f, FILE *out,
-		     const char *title);
-
 #endif

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "perfspy.h"
-#include "util.h"
+#include "common/util.h"
 
 enum pys_kind {
 	PYS_NATIVE = 0,	 /* anything else: `func (file:line)`, `func (lib)`, `0x.. (?)` */

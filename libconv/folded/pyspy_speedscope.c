@@ -26,8 +26,8 @@
 #include <math.h> /* isfinite, NAN: macros, no libm */
 #include <stdlib.h>
 
-#include "fold.h"
-#include "json_read.h"
+#include "common/fold.h"
+#include "common/json_read.h"
 #include "pyspy.h"
 
 enum { SS_UNKNOWN, SS_SAMPLED, SS_EVENTED };

@@ -21,8 +21,8 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 
-#include "fold.h"
-#include "opts.h"
+#include "common/fold.h"
+#include "common/opts.h"
 
 /*
  * The built-in rules (the issue's categories). Order matters: synchronous

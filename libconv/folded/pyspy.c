@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fold.h"
-#include "opts.h"
+#include "common/fold.h"
+#include "common/opts.h"
 #include "pyspy.h"
 
 static bool all_digits(const char *s, size_t n)

@@ -42,7 +42,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "common/util.h"
 
 struct tep_handle;
 

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Interning, stack aggregation and the py-spy raw writer (see fold.h).
- * Raw format: reference/pyspy-formats.md §1.2 - `frame;...;frame COUNT\n`,
- * root first, one space before the count.
+ * Interning, stack aggregation and the writers' order (see fold.h). The
+ * serializers live in folded/ (write_raw.c and the others); this file
+ * knows none of them.
  */
 #include "fold.h"
 #include "opts.h"
-#include "write.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -374,54 +373,6 @@ static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 	memcpy(v, tmp, n * sizeof(*v));
 }
 
-/*
- * Raw lines. In writer order consecutive stacks share long prefixes, so
- * the previous line stays rendered in @lb and only the frames after the
- * common prefix are rendered again; each line then goes out in one copy
- * through write.h's buffer (deep stacks make hundreds of MB of text).
- */
-struct linebuf {
-	char *p;
-	size_t len, cap;
-	size_t *ends; /* ends[j]: length of the text through frame j */
-	size_t cap_ends;
-	const struct fold_stack *prev;
-};
-
-static int write_stack(const struct perfspy_folder *f, const struct fold_stack *st,
-		       struct linebuf *lb, struct wout *w)
-{
-	u32 j = 0, n = 0;
-	size_t len;
-
-	if (lb->prev) {
-		n = lb->prev->nr < st->nr ? lb->prev->nr : st->nr;
-		while (j < n && f->pool[lb->prev->off + j] == f->pool[st->off + j])
-			j++;
-	}
-	len = j ? lb->ends[j - 1] : 0;
-	if (ensure_mem((void **)&lb->ends, &lb->cap_ends, sizeof(*lb->ends), st->nr + 1))
-		return -ENOMEM;
-	for (; j < st->nr; j++) {
-		u32 id = f->pool[st->off + j], nl = f->name_lens[id];
-
-		if (ensure_mem((void **)&lb->p, &lb->cap, 1, len + nl + 2))
-			return -ENOMEM;
-		if (j)
-			lb->p[len++] = ';';
-		memcpy(lb->p + len, f->names[id], nl);
-		len += nl;
-		lb->ends[j] = len;
-	}
-	lb->len = len;
-	lb->prev = st;
-	wout_put(w, lb->p, len);
-	wout_put(w, " ", 1);
-	wout_u64(w, st->count);
-	wout_put(w, "\n", 1);
-	return 0;
-}
-
 u32 fold_name_len(const struct perfspy_folder *f, u32 id)
 {
 	return id < f->nr_names ? f->name_lens[id] : 0;
@@ -455,38 +406,4 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 	free(tmp);
 	*out = idx;
 	return 0;
-}
-
-PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
-				      const struct perfspy_write_opts *opts)
-{
-	struct linebuf lb = { 0 };
-	struct wout w;
-	u32 *idx = NULL;
-	size_t i;
-	int err, werr;
-
-	if (!OPTS_VALID(opts, perfspy_write_opts))
-		return -PERFSPY_E_OPTS;
-	switch (OPTS_GET(opts, format, PERFSPY_FORMAT_RAW)) {
-	case PERFSPY_FORMAT_RAW:
-		break;
-	case PERFSPY_FORMAT_FLAMEGRAPH:
-		return write_svg(f, out, OPTS_GET(opts, title, NULL));
-	case PERFSPY_FORMAT_SPEEDSCOPE:
-		return write_speedscope(f, out, OPTS_GET(opts, title, NULL));
-	default:
-		return -EINVAL;
-	}
-	err = wout_init(&w, out);
-	if (err)
-		return err;
-	err = fold_sorted(f, &idx);
-	for (i = 0; !err && !w.err && i < f->nr_stacks; i++)
-		err = write_stack(f, &f->stacks[idx[i]], &lb, &w);
-	werr = wout_finish(&w);
-	free(idx);
-	free(lb.p);
-	free(lb.ends);
-	return err ? err : werr;
 }

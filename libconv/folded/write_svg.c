@@ -18,12 +18,11 @@
  * every byte of input text is escaped (wout_xml); nothing is loaded from
  * outside the file.
  */
-#include "write.h"
+#include "writers.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
 
 #define FG_WIDTH 1200
 #define FG_PAD 10

@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
+#include "common/fold.h"
 #include "merge.h"
 
 static int grow_frames(struct mg_side *s, u32 id)

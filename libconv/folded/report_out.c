@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "fold.h"
-#include "opts.h"
+#include "common/fold.h"
+#include "common/opts.h"
 
 /* ---- ordering ---- */
 

@@ -29,7 +29,7 @@
 
 #include "perfspy.h"
 #include "pyspy.h"
-#include "util.h"
+#include "common/util.h"
 
 #define MG_NO_ATOM UINT32_MAX
 #define MG_MAX_NATIVE 16 /* native frames of a path used in keys */

@@ -15,7 +15,7 @@
 
 #include <linux/perf_event.h>
 
-#include "util.h"
+#include "common/util.h"
 
 struct trace_info;
 

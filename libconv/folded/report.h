@@ -16,8 +16,8 @@
 #define PERFSPY_REPORT_H
 
 #include "perfspy.h"
-#include "util.h"
-#include "write.h"
+#include "common/util.h"
+#include "common/write.h"
 
 #define RP_NONE UINT32_MAX
 

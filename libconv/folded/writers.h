@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The serializers perfspy_folder__write() dispatches to (write.c). Each
+ * reads the folder through fold.h's accessors and writes through
+ * common/write.h's buffered sink; none of them modifies the folder.
+ */
+#ifndef PERFSPY_WRITERS_H
+#define PERFSPY_WRITERS_H
+
+#include <stdio.h>
+
+#include "common/fold.h"
+#include "common/write.h"
+
+int write_raw(const struct perfspy_folder *f, FILE *out);
+int write_svg(const struct perfspy_folder *f, FILE *out, const char *title);
+int write_speedscope(const struct perfspy_folder *f, FILE *out,
+		     const char *title);
+
+#endif
