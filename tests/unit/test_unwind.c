@@ -682,13 +682,12 @@ static void fix_close(struct fix *fx)
 		dlclose(fx->handle);
 }
 
-/* Take the snapshot: the dump reaches up to a local of this frame. */
+/* Take the snapshot: the dump reaches up to this frame's frame address
+ * (on the real stack even under ASan, whose locals may live elsewhere). */
 static __attribute__((noinline)) void snap_take(struct fix *fx, struct unwfix_snap *sn)
 {
-	volatile char anchor[16] = { 0 };
-
-	fx->entry(sn, (const void *)anchor);
-	__asm__ volatile("" : : "r"(anchor) : "memory");
+	fx->entry(sn, __builtin_frame_address(0));
+	__asm__ volatile("" : : : "memory");
 }
 
 static void snap_sample(const struct unwfix_snap *sn, struct smp *s, u64 size)
