@@ -634,8 +634,10 @@ static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
 			}
 		}
 	} else if (f->code.kind == UNW_CODE_JIT) {
+		/* Rows too apply to a return address at pc - 1: a call
+		 * ending its code or its row returns past both. */
 		st = f->code.jit->nr_cfi ?
-			step_jit_rows(f->code.jit, f->pc, cur, next, m) :
+			step_jit_rows(f->code.jit, f->pc - f->is_return, cur, next, m) :
 			step_trampoline(f->code.jit, f->pc, !f->is_return, cur, next, m);
 		if (st == STEP_OK) {
 			u->stats.steps_jit++;

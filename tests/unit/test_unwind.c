@@ -567,6 +567,38 @@ static void test_trampolines(void)
 		/* rbp is the caller's: CR -> FINAL. */
 		EXPECT(&r, UNW_END_ROOT, TRAMP + 4, FINAL);
 	}
+	/*
+	 * A jitdump entry (any JIT, not only CPython's) whose last
+	 * instruction is a call: the return address is the entry's end, and
+	 * the row to use is the call's (DWARF 5 §6.4.4: a return address
+	 * is looked up as the call site, as for ELF code). Rows: [0,4)
+	 * rsp+8, [4,6) rsp+16; a callee at LEAF_PC returns to the end.
+	 */
+	{
+		const u64 T = TB + 0x100;
+		struct jit_cfi_row r2[2] = {
+			{ 0, 4, UNW_RSP, 8, -8, false, 0 },
+			{ 4, 6, UNW_RSP, 16, -8, false, 0 },
+		};
+		struct jit_entry e = { TRAMP, 6, "jit::noreturn", r2, 2 };
+		struct jit_find jf = { &e };
+
+		memset(&m, 0, sizeof(m));
+		m.base = TB;
+		native_frames(&m, T + 8);
+		mem_set(&m, T - 16, CR(T + 8));
+		mem_set(&m, T - 8, TRAMP + 6);
+		mem_set(&m, T, DECOY(T + 8));
+		memset(s.reg, 0, sizeof(s.reg));
+		s.have = 0;
+		set_reg(&s, UNW_RIP, LEAF_PC);
+		set_reg(&s, UNW_RSP, T - 0x30);
+		set_reg(&s, UNW_RBP, T - 16);
+		take_dump(&s, &m, T - 0x30, DECOY(T + 8) + 16 - (T - 0x30));
+		run(u, &s, find_jit, &jf, 0, &r);
+		EXPECT(&r, UNW_END_ROOT, LEAF_PC, TRAMP + 6, RA_NATIVE, FINAL);
+		T_EQ_INT(r.f[1].code.kind, UNW_CODE_JIT);
+	}
 	free(s.stack);
 	unw_ctx_free(u);
 }
