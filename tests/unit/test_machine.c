@@ -9,9 +9,12 @@
  * offsets worked out by hand from mmap(2)'s rule (a new mapping replaces
  * whatever it covers, the parts outside stay, a right part keeps its
  * file offset: pgoff + how far it starts into the old map). The JIT
- * lineage cases write perf-PID.map files into a temporary directory.
+ * lineage cases write perf-PID.map files into a temporary directory;
+ * the EXIT case goes through the session on an image from recbuild.
  */
 #include "frames/machine.h"
+#include "perfspy.h"
+#include "recbuild.h"
 #include "test.h"
 
 #include <errno.h>
@@ -514,6 +517,67 @@ static void test_jit_lineage(void)
 	sym_ctx_free(sym);
 }
 
+/*
+ * EXIT changes nothing (perf keeps exited threads for samples that come
+ * later in time order, thread__exited): samples of pid 100 taken
+ * before and after its EXIT record still see its maps and name, and a
+ * child forked before the exit keeps its copy. Through the session, on
+ * a perf.data image built with tests/lib/recbuild.c.
+ */
+static void test_exit_session(void)
+{
+	static const uint64_t c1[] = { (uint64_t)-512, 0x400100 };
+	PERFSPY_OPTS(perfspy_open_opts, oo, .kallsyms = "",
+		     .perf_map_dir = "/nonexistent-perfspy-test");
+	PERFSPY_OPTS(perfspy_convert_opts, co, .threads = true);
+	struct rb d = { 0 }, img = { 0 };
+	struct perf_event_attr a;
+	struct perfspy_session *s;
+	struct perfspy_folder *f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf;
+	u32 ex[4] = { 100, 1, 100, 1 };
+	u64 t = 50;
+
+	rb_default_attr(&a);
+	rb_comm(&d, 100, 100, "prog", 1, 1);
+	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/a", 2);
+	rb_fork(&d, 200, 100, 200, 100, 3);
+	rb_sample(&d, 100, 100, 40, c1, 2, 1);
+	{
+		/* EXIT: pid, ppid, tid, ptid, time, then the sample_id. */
+		u8 p[24 + 16];
+		u32 sid[2] = { 100, 100 };
+
+		memcpy(p, ex, 16);
+		memcpy(p + 16, &t, 8);
+		memcpy(p + 24, sid, 8);
+		memcpy(p + 32, &t, 8);
+		rb_raw(&d, PERF_RECORD_EXIT, 0, p, sizeof(p));
+	}
+	rb_sample(&d, 100, 100, 60, c1, 2, 1);
+	rb_sample(&d, 200, 200, 61, c1, 2, 1);
+	rb_round(&d);
+	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
+	T_EQ_INT(perfspy_session__open_mem(img.p, img.len, &oo, &s), 0);
+	if (perfspy_folder__new(&f))
+		abort();
+	T_EQ_INT(perfspy_session__convert(s, &co, f), 0);
+	mf = open_memstream(&buf, &len);
+	if (!mf)
+		abort();
+	perfspy_folder__write(f, mf, NULL);
+	fclose(mf);
+	T_EQ_STR(buf, "thread (100): prog;0x400100 (a) 2\n"
+		      "thread (200): prog;0x400100 (a) 1\n");
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_session__close(s);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -528,6 +592,7 @@ int main(void)
 	test_threads();
 	test_fork();
 	test_jit_lineage();
+	test_exit_session();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd))
 		fprintf(stderr, "could not remove %s\n", tmpdir);
