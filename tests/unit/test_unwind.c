@@ -17,8 +17,10 @@
  *    once with .debug_frame only), loaded, and its innermost function
  *    takes a snapshot of its registers and stack the way perf does. The
  *    expected pcs are the return addresses the fixture's functions report
- *    with __builtin_return_address; the PLT stub case is found from the
- *    loaded machine code. Skipped (that part only) without a C compiler.
+ *    with __builtin_return_address, and symbolized they must name the
+ *    fixture's functions (STYLE.md §9.2's self-unwind test); the PLT stub
+ *    case is found from the loaded machine code. Skipped (that part
+ *    only) without a C compiler.
  *
  * Dumps are malloc'ed to their exact size, so under ASan a read past the
  * dump fails the test.
@@ -788,9 +790,20 @@ static void test_dwarf_one(const char *name, const char *flags, bool plt)
 		4, UNW_END_ROOT);
 	T_EQ_INT(st1.steps_cfi - st0.steps_cfi, 4);
 	T_EQ_INT(st1.steps_fp - st0.steps_fp, 0);
+	/* Symbolized, the walk reads as the fixture's call chain. */
 	for (k = 0; k < r.n; k++) {
+		static const char *const names[] = { "unwfix_leaf", "unwfix_mid",
+						     "unwfix_top", "unwfix_entry" };
+		struct sym_frame sf[SYM_MAX_FRAMES];
+		int nf;
+
 		T_EQ_INT(r.f[k].code.kind, UNW_CODE_DSO);
 		T(r.f[k].code.dso == fx.dso);
+		nf = sym_resolve(fx.sym, r.f[k].code.dso, r.f[k].code.file_off,
+				 r.f[k].is_return, sf);
+		T(nf > 0);
+		if (nf > 0 && k < 4)
+			T_EQ_STR(sf[nf - 1].func, names[k]);
 	}
 	/* Again: the cached CFI rows give the same walk. */
 	run(u, &s, find_fix, &fx, 0, &r);
