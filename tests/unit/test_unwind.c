@@ -850,6 +850,13 @@ static void test_dwarf_one(const char *name, const char *flags, bool plt)
 		run(u, &s, find_fix, &fx, 0, &r);
 		expect_(__LINE__, &r, (const u64[]){ sn->rip, sn->ra[0], sn->ra[1] }, 3,
 			UNW_END_CUT);
+		/* Inside the dump but below top's own SP: the stack would
+		 * shrink, so the walk stops there. */
+		bad = sn->rsp;
+		memcpy(s.stack + fpslot, &bad, 8);
+		run(u, &s, find_fix, &fx, 0, &r);
+		expect_(__LINE__, &r, (const u64[]){ sn->rip, sn->ra[0], sn->ra[1] }, 3,
+			UNW_END_LOST);
 	}
 	/* Garbage in the registers the CFI restores from the stack changes
 	 * nothing. */
@@ -871,6 +878,54 @@ static void test_dwarf_one(const char *name, const char *flags, bool plt)
 		run(u, &s, find_fix, &fx, 0, &r);
 		expect_(__LINE__, &r, (const u64[]){ sn->rip, 0x10 }, 2, UNW_END_LOST);
 		T_EQ_INT(r.f[1].code.kind, UNW_CODE_NONE);
+	}
+
+	/*
+	 * Random stacks: words that point into the dump, at the fixture's
+	 * code, or anywhere, with registers of the same kinds. Every walk
+	 * must end by itself within the frame limit (the stack pointer grows
+	 * at each step) and, under ASan, never read outside the dump.
+	 */
+	{
+		u64 lcg = 0x9e3779b97f4a7c15ULL, words = 96, i, w;
+		int iter, reg;
+
+		for (iter = 0; iter < 3000; iter++) {
+			u64 sp = sn->rsp - 0x40 * (u64)(iter % 3);
+			u64 pick[6];
+
+			free(s.stack);
+			s.size = 8 * words - (u64)(iter % 8);
+			s.stack = malloc(s.size);
+			if (!s.stack)
+				abort();
+			for (i = 0; i < words; i++) {
+				lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+				pick[0] = sp + 8 * ((lcg >> 20) % (words + 8));
+				pick[1] = sn->ra[(lcg >> 30) % 3] - (lcg >> 40) % 4;
+				pick[2] = sn->rip;
+				pick[3] = 0;
+				pick[4] = lcg;
+				pick[5] = sp - 8 * ((lcg >> 20) % 8);
+				w = pick[(lcg >> 61) % 6];
+				memcpy(s.stack + 8 * i, &w, 8 * i + 8 <= s.size ? 8 : s.size - 8 * i);
+			}
+			memset(s.reg, 0, sizeof(s.reg));
+			s.have = 0;
+			for (reg = 0; reg < UNW_NREGS; reg++) {
+				lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+				set_reg(&s, (unsigned)reg, (lcg >> 62) == 0 ? lcg :
+					sp + 8 * ((lcg >> 20) % words));
+			}
+			set_reg(&s, UNW_RSP, sp);
+			set_reg(&s, UNW_RIP, iter % 2 ? sn->rip : sn->ra[iter % 3] - 1);
+			run(u, &s, find_fix, &fx, 0, &r);
+			T(r.n >= 1 && r.n <= 64);
+			T(r.end == UNW_END_ROOT || r.end == UNW_END_CUT ||
+			  r.end == UNW_END_LOST || r.end == UNW_END_MAX);
+			for (k = 1; k < r.n; k++)
+				T(r.f[k].is_return);
+		}
 	}
 
 	/*
