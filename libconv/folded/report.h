@@ -16,6 +16,7 @@
 #define PERFSPY_REPORT_H
 
 #include "perfspy.h"
+#include "common/frame.h"
 #include "common/util.h"
 #include "common/write.h"
 

@@ -79,89 +79,6 @@ static void expect(const char *in, const char *want)
 	free(out);
 }
 
-static void parse(const char *s, const char *const *extra, struct pys_frame *fr)
-{
-	pys_parse_frame(s, strlen(s), extra, fr);
-}
-
-static bool part_is(const char *p, size_t n, const char *want)
-{
-	return p && strlen(want) == n && !memcmp(p, want, n);
-}
-
-static void test_classify(void)
-{
-	struct pys_frame fr;
-
-	parse("work (a.py:12)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && fr.has_line && fr.line == 12);
-	T(part_is(fr.name, fr.name_len, "work") && part_is(fr.file, fr.file_len, "a.py"));
-	parse("work (pkg/a.py)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && !fr.has_line && part_is(fr.file, fr.file_len, "pkg/a.py"));
-	parse("<module> (<frozen importlib._bootstrap>:241)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && fr.line == 241);
-	parse("<module> (<string>)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON);
-	parse("w (gui.pyw:3)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON);
-	/* Balanced parentheses: a '(' inside the file, names with spaces. */
-	parse("f (a (1).py:3)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && part_is(fr.file, fr.file_len, "a (1).py") && fr.line == 3);
-	parse("my func (a b.py:7)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && part_is(fr.name, fr.name_len, "my func"));
-	parse("operator() (x.cc:3)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && part_is(fr.name, fr.name_len, "operator()"));
-	parse("(anonymous namespace)::f (x.cc:1)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && part_is(fr.name, fr.name_len, "(anonymous namespace)::f"));
-	parse("0x7f1e2c3d4e5f (?)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && part_is(fr.file, fr.file_len, "?"));
-	parse("do_syscall_64 ([kernel.kallsyms])", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-	parse("neg (a.py:-1)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && fr.line == -1);
-	parse("c (C:\\x.py)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && !fr.has_line && part_is(fr.file, fr.file_len, "C:\\x.py"));
-	parse("", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && !fr.file);
-	parse("unbalanced )", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-}
-
-static void test_classify_pseudo(void)
-{
-	static const char *const extra[] = { "*/bin/tool", "tool", NULL };
-	struct pys_frame fr;
-	u64 tid = 0;
-
-	/* Thread pseudo-frames of every version (§1.5). */
-	parse("thread (123): MainThread", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.name, fr.name_len, "MainThread"));
-	T(pys_tid_decimal(&fr, &tid) && tid == 123);
-	parse("thread (48260): Thread-1 (_pin_memory_loop)", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.name, fr.name_len, "Thread-1 (_pin_memory_loop)"));
-	parse("thread (0x7F3A2B1C0700)", NULL, &fr);
-	T(fr.kind == PYS_THREAD && !pys_tid_decimal(&fr, &tid));
-	parse("thread 1234", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.tid, fr.tid_len, "1234"));
-	parse("thread 0x7F3A ()", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.tid, fr.tid_len, "0x7F3A"));
-	parse("thread abc", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-	parse("thread (12)x", NULL, &fr);
-	T(fr.kind != PYS_THREAD);
-	parse("process 12:\"sh -c a: b\"", NULL, &fr);
-	T(fr.kind == PYS_PROCESS);
-	parse("process 12:\"", NULL, &fr);
-	T(fr.kind != PYS_PROCESS);
-	/* Scripts without .py only with a pattern. */
-	parse("main (tool:3)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-	parse("main (tool:3)", extra, &fr);
-	T(fr.kind == PYS_PYTHON && fr.line == 3);
-	parse("main (/usr/bin/tool)", extra, &fr);
-	T(fr.kind == PYS_PYTHON);
-}
-
 static void test_raw(void)
 {
 	PERFSPY_OPTS(perfspy_read_stats, st);
@@ -440,8 +357,6 @@ static void test_files(void)
 int main(void)
 {
 	find_fixdir();
-	test_classify();
-	test_classify_pseudo();
 	test_raw();
 	test_raw_more();
 	test_raw_bad();
