@@ -542,6 +542,45 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 	return err;
 }
 
+/* ---- name ranks ---- */
+
+struct name_key {
+	const char *s;
+	u32 len, id;
+};
+
+static int cmp_name_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* rank[id]: the bytewise order of every name, the tie-break of the
+ * tables report_out.c prints. 0 or -ENOMEM. */
+static int rp_rank(struct perfspy_report *r)
+{
+	struct name_key *k = xreallocarray(NULL, r->nnames + 1, sizeof(*k));
+	u32 i;
+
+	r->rank = xreallocarray(NULL, r->nnames + 1, sizeof(*r->rank));
+	if (!k || !r->rank) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nnames; i++)
+		k[i] = (struct name_key){ fold_name(r->names, i),
+					  fold_name_len(r->names, i), i };
+	xqsort(k, r->nnames, sizeof(*k), cmp_name_key);
+	for (i = 0; i < r->nnames; i++)
+		r->rank[k[i].id] = i;
+	free(k);
+	return 0;
+}
+
 /* ---- public API ---- */
 
 static int cmp_cat(const void *a, const void *b)
