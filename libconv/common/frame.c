@@ -243,3 +243,10 @@ bool frame_tid_decimal(const struct frame_parts *p, u64 *tid)
 	*tid = v;
 	return true;
 }
+
+void frame_thread_text(const struct frame_parts *p, char *buf)
+{
+	memcpy(buf, "thread (", 8);
+	memcpy(buf + 8, p->tid, p->tid_len);
+	buf[8 + p->tid_len] = ')';
+}

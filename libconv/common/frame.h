@@ -81,6 +81,17 @@ static inline bool frame_is_root(enum frame_kind k)
  * pthread id is not one (§1.5). */
 bool frame_tid_decimal(const struct frame_parts *p, u64 *tid);
 
+/*
+ * The unnamed form of thread root @p, `thread (TID)`, as every reader
+ * names a thread whatever version wrote it: frame_thread_text_len(@p)
+ * bytes written to @buf (no NUL).
+ */
+static inline size_t frame_thread_text_len(const struct frame_parts *p)
+{
+	return p->tid_len + 9;
+}
+void frame_thread_text(const struct frame_parts *p, char *buf);
+
 /* Where a `process PID:"` head ends in @s (just past the quote), or 0 if
  * @s does not start with one. The raw reader uses it to re-join a command
  * line that holds ';' (§1.6). */

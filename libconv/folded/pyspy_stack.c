@@ -21,7 +21,6 @@ static int canonical_thread(const char *s, size_t n, char **out, size_t *olen)
 {
 	struct frame_parts fr;
 	char *buf;
-	size_t k;
 
 	*out = NULL;
 	/* Every frame of every line passes here: the prefix test first. */
@@ -30,15 +29,12 @@ static int canonical_thread(const char *s, size_t n, char **out, size_t *olen)
 	frame_parse(s, n, &fr);
 	if (fr.kind != FRAME_THREAD)
 		return 0;
-	buf = malloc(fr.tid_len + 16);
+	buf = malloc(frame_thread_text_len(&fr));
 	if (!buf)
 		return -ENOMEM;
-	memcpy(buf, "thread (", 8);
-	memcpy(buf + 8, fr.tid, fr.tid_len);
-	k = 8 + fr.tid_len;
-	buf[k++] = ')';
+	frame_thread_text(&fr, buf);
 	*out = buf;
-	*olen = k;
+	*olen = frame_thread_text_len(&fr);
 	return 0;
 }
 

@@ -482,16 +482,14 @@ static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 static u32 rp_thread(struct perfspy_report *r, struct rp_build *b,
 		     const struct frame_parts *p)
 {
-	size_t n = p->tid_len + 9;
+	size_t n = frame_thread_text_len(p);
 
 	r->has_threads = true;
 	if (p->thread_name)
 		return rp_name(r, p->thread_name, p->thread_name_len);
-	if (ensure_mem((void **)&b->buf, &b->cap, 1, n + 1))
+	if (ensure_mem((void **)&b->buf, &b->cap, 1, n))
 		return RP_NONE;
-	memcpy(b->buf, "thread (", 8);
-	memcpy(b->buf + 8, p->tid, p->tid_len);
-	b->buf[n - 1] = ')';
+	frame_thread_text(p, b->buf);
 	return rp_name(r, b->buf, n);
 }
 

@@ -127,6 +127,17 @@ static void check_thread(const char *s, const char *tid, const char *name, u64 d
 		T(!p.thread_name);
 	T(frame_tid_decimal(&p, &v) == (dec != 0));
 	T(v == dec);
+	/* The unnamed form every reader names the thread by. */
+	{
+		char buf[64];
+		size_t n = frame_thread_text_len(&p);
+
+		T(n < sizeof(buf) - 1);
+		frame_thread_text(&p, buf);
+		buf[n] = 0;
+		T(!strncmp(buf, "thread (", 8) && !strncmp(buf + 8, tid, strlen(tid)) &&
+		  !strcmp(buf + 8 + strlen(tid), ")"));
+	}
 	if (test_failed_checks != failed)
 		fprintf(stderr, "  (frame: %s)\n", s);
 }
