@@ -325,29 +325,25 @@ static bool is_perf_magic(const char *b, ssize_t n)
 
 /*
  * Folded stacks `frame;...;frame COUNT` (py-spy raw, perfspy convert
- * output) from @fd into @f, read by the library's py-spy raw reader, so
- * that the CLI reads folded text by the same rules (frame grammar,
- * thread roots of every py-spy version, `process` frames holding ';') as
- * merge does its captures. 0 or -1 (message printed).
+ * output) from @fd into @f, read by the library, so that the CLI reads
+ * folded text by the same rules (frame grammar, thread roots of every
+ * py-spy version, `process` frames holding ';') as merge reads its
+ * captures. @empty: the input holds no byte. 0 or -1 (message printed).
  */
-static int read_folded(int fd, const char *name, const struct cli_common *c,
-		       struct perfspy_folder *f)
+static int read_folded(int fd, const char *name, bool empty,
+		       const struct cli_common *c, struct perfspy_folder *f)
 {
 	PERFSPY_OPTS(perfspy_read_opts, ro, .format = PERFSPY_CAPTURE_RAW,
 		     .display_name = name, .log_fn = cli_log,
 		     .log_level = cli_log_level(c));
 	PERFSPY_OPTS(perfspy_read_stats, rs);
-	char *buf, msg[256];
-	size_t len;
+	char msg[256];
 	int err;
 
-	if (cli_read_fd(fd, name, &buf, &len))
-		return -1;
-	err = perfspy_folder__read_pyspy(f, NULL, buf, len, &ro, &rs);
-	free(buf);
+	err = perfspy_folder__read_folded_fd(f, fd, &ro, &rs);
 	if (err == -PERFSPY_E_CAPTURE || (!err && !rs.stacks)) {
 		/* Nothing usable: say why as the reader would for perf.data. */
-		cli_err(len ? "%s: not a perf.data file (no PERFILE2 magic at offset 0) nor folded stacks" :
+		cli_err(!empty ? "%s: not a perf.data file (no PERFILE2 magic at offset 0) nor folded stacks" :
 			"%s: empty file at offset 0 (neither perf.data nor folded stacks)", name);
 		return -1;
 	}
@@ -403,7 +399,7 @@ int cli_load_input(const char *path, const struct cli_common *c,
 			print_convert_error(*sp, name, err);
 		return err ? -1 : 0;
 	}
-	rc = read_folded(fd, name, c, f);
+	rc = read_folded(fd, name, n == 0, c, f);
 	if (fd)
 		close(fd);
 	return rc;

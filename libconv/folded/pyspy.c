@@ -123,28 +123,96 @@ static int raw_line(struct pys_reader *r, const char *s, const char *e,
 	return err;
 }
 
-int pys_read_raw(struct pys_reader *r, const char *buf, size_t len)
+#define BOM "\xef\xbb\xbf" /* a UTF-8 byte order mark from an editor */
+
+/* The lines of [*@p, @end) that are complete (all of them at @eof), read
+ * and passed: *@p is left at the first unread byte. */
+static int raw_lines(struct pys_reader *r, const char **p, const char *end,
+		     bool eof, u64 *lineno, bool *good)
 {
-	const char *p = buf, *end = buf + len, *nl;
-	bool good = false;
-	u64 lineno = 0;
+	const char *nl;
 	int err;
 
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		p += 3; /* a UTF-8 byte order mark from an editor */
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		err = raw_line(r, p, nl ? nl : end, ++lineno, &good);
+	while (*p < end) {
+		nl = memchr(*p, '\n', (size_t)(end - *p));
+		if (!nl && !eof)
+			break;
+		err = raw_line(r, *p, nl ? nl : end, ++*lineno, good);
 		if (err)
 			return err;
-		p = nl ? nl + 1 : end;
+		*p = nl ? nl + 1 : end;
 	}
+	return 0;
+}
+
+/* After the last line: a text of nothing but bad lines is no capture. */
+static int raw_end(struct pys_reader *r, bool good)
+{
 	if (!good && r->st.bad) {
 		pr_warn(r->log, "%s: no line has the py-spy raw form `frame;...;frame COUNT`",
 			r->name);
 		return -PERFSPY_E_CAPTURE;
 	}
 	return 0;
+}
+
+int pys_read_raw(struct pys_reader *r, const char *buf, size_t len)
+{
+	const char *p = buf;
+	bool good = false;
+	u64 lineno = 0;
+	int err;
+
+	if (len >= 3 && !memcmp(buf, BOM, 3))
+		p += 3;
+	err = raw_lines(r, &p, buf + len, true, &lineno, &good);
+	return err ? err : raw_end(r, good);
+}
+
+/*
+ * Raw lines from @fd a chunk at a time: a line is read once its '\n' (or
+ * the end) is in the buffer and the rest moved to the front, so memory
+ * holds a chunk and the longest line, not the whole text.
+ */
+static int read_raw_fd(struct pys_reader *r, int fd)
+{
+	size_t cap = 1 << 18, len = 0, used;
+	bool good = false, eof = false, started = false;
+	char *buf = malloc(cap);
+	const char *p;
+	u64 lineno = 0;
+	ssize_t k;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && !eof) {
+		if (len == cap && ensure_mem((void **)&buf, &cap, 1, len + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		k = read(fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			err = -errno;
+			break;
+		}
+		eof = !k;
+		len += (size_t)k;
+		if (!started && len < 3 && !eof)
+			continue; /* not yet enough to tell a byte order mark */
+		p = buf;
+		if (!started && len >= 3 && !memcmp(buf, BOM, 3))
+			p += 3;
+		started = true;
+		err = raw_lines(r, &p, buf + len, eof, &lineno, &good);
+		used = (size_t)(p - buf);
+		memmove(buf, p, len - used);
+		len -= used;
+	}
+	free(buf);
+	return err ? err : raw_end(r, good);
 }
 
 /* ---- the public reader ---- */
@@ -249,30 +317,52 @@ static int read_buf(struct pys_reader *r, const char *buf, size_t len, int forma
 	return err;
 }
 
+/* The reader for @f as @opts say; 0 or -PERFSPY_E_OPTS. */
+static int reader_init(struct pys_reader *r, struct log_sink *log,
+		       struct perfspy_folder *f, const struct perfspy_read_opts *opts,
+		       const struct perfspy_read_stats *stats, const char *name)
+{
+	if (!OPTS_VALID(opts, perfspy_read_opts) ||
+	    (stats && stats->sz < sizeof(size_t)))
+		return -PERFSPY_E_OPTS;
+	memset(r, 0, sizeof(*r));
+	memset(log, 0, sizeof(*log));
+	log->fn = OPTS_GET(opts, log_fn, NULL);
+	log->ctx = OPTS_GET(opts, log_ctx, NULL);
+	log->level = OPTS_GET(opts, log_level, 0) ? OPTS_GET(opts, log_level, 0) : LOG_WARN;
+	r->f = f;
+	r->log = log;
+	r->name = OPTS_GET(opts, display_name, NULL);
+	if (!r->name)
+		r->name = name;
+	r->full_filenames = OPTS_GET(opts, full_filenames, false);
+	return 0;
+}
+
+static int reader_done(struct pys_reader *r, int err, struct perfspy_read_stats *stats)
+{
+	if (!err && stats)
+		fill_stats(&r->st, stats);
+	free(r->ids);
+	free(r->kinds);
+	return err;
+}
+
 PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f, const char *path,
 					   const void *buf, size_t len,
 					   const struct perfspy_read_opts *opts,
 					   struct perfspy_read_stats *stats)
 {
-	struct log_sink log = { 0 };
-	struct pys_reader r = { 0 };
+	struct log_sink log;
+	struct pys_reader r;
 	char *data = NULL;
 	int err;
 
-	if (!OPTS_VALID(opts, perfspy_read_opts) ||
-	    (stats && stats->sz < sizeof(size_t)))
-		return -PERFSPY_E_OPTS;
+	err = reader_init(&r, &log, f, opts, stats, path ? path : "<capture>");
+	if (err)
+		return err;
 	if (!f || (!path && !buf && len))
 		return -EINVAL;
-	log.fn = OPTS_GET(opts, log_fn, NULL);
-	log.ctx = OPTS_GET(opts, log_ctx, NULL);
-	log.level = OPTS_GET(opts, log_level, 0) ? OPTS_GET(opts, log_level, 0) : LOG_WARN;
-	r.f = f;
-	r.log = &log;
-	r.name = OPTS_GET(opts, display_name, NULL);
-	if (!r.name)
-		r.name = path ? path : "<capture>";
-	r.full_filenames = OPTS_GET(opts, full_filenames, false);
 	if (path) {
 		err = read_whole(path, &data, &len);
 		if (err)
@@ -280,10 +370,29 @@ PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f, const char 
 		buf = data;
 	}
 	err = read_buf(&r, buf ? buf : "", len, OPTS_GET(opts, format, 0));
-	if (!err && stats)
-		fill_stats(&r.st, stats);
 	free(data);
-	free(r.ids);
-	free(r.kinds);
-	return err;
+	return reader_done(&r, err, stats);
+}
+
+PERFSPY_API int perfspy_folder__read_folded_fd(struct perfspy_folder *f, int fd,
+					       const struct perfspy_read_opts *opts,
+					       struct perfspy_read_stats *stats)
+{
+	int format = OPTS_GET(opts, format, 0), err;
+	struct log_sink log;
+	struct pys_reader r;
+
+	err = reader_init(&r, &log, f, opts, stats, "<fd>");
+	if (err)
+		return err;
+	if (format != PERFSPY_CAPTURE_AUTO && format != PERFSPY_CAPTURE_RAW)
+		return -PERFSPY_E_OPTS;
+	if (!f || fd < 0)
+		return -EINVAL;
+	r.st.format = PERFSPY_CAPTURE_RAW;
+	err = read_raw_fd(&r, fd);
+	if (!err && r.st.bad)
+		pr_warn(r.log, "%s: %llu malformed lines skipped", r.name,
+			(unsigned long long)r.st.bad);
+	return reader_done(&r, err, stats);
 }
