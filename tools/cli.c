@@ -23,8 +23,9 @@
 
 const char *cli_prog = "perfspy";
 
-/* The temporary output file to remove on a signal. Only this file may
- * keep process-wide state: it is the program, not the library. */
+/* The temporary output file to remove on a signal. Only the CLI may
+ * keep process-wide state (here and the progress line's below): it is
+ * the program, not the library. */
 static volatile sig_atomic_t pending_tmp_set;
 static char pending_tmp[4096];
 
