@@ -468,6 +468,20 @@ PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f,
 					   const struct perfspy_read_opts *opts,
 					   struct perfspy_read_stats *stats);
 
+/*
+ * Add folded stacks read from @fd to its end: py-spy raw, or what
+ * perfspy_folder__write() writes (one `frame;...;frame COUNT` line per
+ * stack), by the rules perfspy_folder__read_pyspy() reads a raw capture
+ * with. The text is read a chunk at a time (memory holds the longest
+ * line, not the text), so @fd may be a pipe; it is neither closed nor
+ * rewound. opts->format must be PERFSPY_CAPTURE_AUTO or _RAW;
+ * opts->display_name defaults to "<fd>". Errors as for
+ * perfspy_folder__read_pyspy(), and -errno from read(2).
+ */
+PERFSPY_API int perfspy_folder__read_folded_fd(struct perfspy_folder *f, int fd,
+					       const struct perfspy_read_opts *opts,
+					       struct perfspy_read_stats *stats);
+
 /* What perfspy_merge() does with perf's `thread (TID): NAME` roots. */
 enum perfspy_merge_roots {
 	PERFSPY_MERGE_ROOTS_KEEP = 0,	   /* keep them as perf has them */

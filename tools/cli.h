@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared pieces of the perfspy command-line front end: logging to
- * stderr, opening sessions from options, safe output files.
+ * Shared pieces of the perfspy command-line front end (cli.c): logging
+ * to stderr, opening sessions from options, safe output files, loading
+ * inputs. perfspy.c dispatches to the cmd_*.c subcommands, which use
+ * these and the library, never one another.
  */
 #ifndef PERFSPY_CLI_H
 #define PERFSPY_CLI_H
@@ -23,6 +25,9 @@ extern const char *cli_prog; /* "perfspy" */
 
 void cli_log(void *ctx, int level, const char *msg);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The library log level the common options ask for (-q, -v, -vv). */
+int cli_log_level(const struct cli_common *c);
 
 /* A decimal option value in [@min, @max]; -1 (message printed) if not. */
 int cli_parse_num(const char *s, const char *what, long min, long max, long *out);
@@ -52,13 +57,18 @@ int cli_out_open(struct cli_out *o, const char *path);
 int cli_out_commit(struct cli_out *o); /* 0 or -1 (message printed) */
 void cli_out_abort(struct cli_out *o);
 
+/* All of @fd into *@buf (malloc'ed, *@len bytes); 0, or -1 with the
+ * message printed (@name names the input). */
+int cli_read_fd(int fd, const char *name, char **buf, size_t *len);
+
 /* SIGINT/SIGTERM: remove the pending temporary file and exit 130. */
 void cli_install_signals(void);
 
 /*
  * Fill @f from @path: perf.data (file or '-' pipe, told by its magic)
  * through a session converted with @co (*@sp is set; the caller closes
- * it), or folded stacks `frame;...;frame COUNT` (*@sp stays NULL).
+ * it), or folded stacks `frame;...;frame COUNT` read by the library's
+ * py-spy raw reader (*@sp stays NULL).
  * Returns 0, or -1 with the message printed.
  */
 int cli_load_input(const char *path, const struct cli_common *c,

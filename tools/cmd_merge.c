@@ -227,53 +227,11 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
 	return 0;
 }
 
-static int log_level(const struct cli_common *c)
-{
-	return c->quiet ? PERFSPY_LOG_ERROR : c->verbose > 1 ? PERFSPY_LOG_DEBUG :
-	       c->verbose ? PERFSPY_LOG_INFO : PERFSPY_LOG_WARN;
-}
-
-/* All of standard input, for '-' (a perf.data pipe is recognised by its
- * magic before it is read as text, so it has to be in memory). */
-static int read_stdin(char **buf, size_t *len)
-{
-	size_t cap = 1 << 20, n = 0;
-	char *b = malloc(cap), *nb;
-	ssize_t k;
-
-	while (b) {
-		if (n == cap) {
-			nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
-			if (!nb)
-				break;
-			b = nb;
-			cap *= 2;
-		}
-		k = read(STDIN_FILENO, b + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			cli_err("<stdin>: %s", strerror(errno));
-			free(b);
-			return -1;
-		}
-		if (!k) {
-			*buf = b;
-			*len = n;
-			return 0;
-		}
-		n += (size_t)k;
-	}
-	free(b);
-	cli_err("out of memory");
-	return -1;
-}
-
 /* Read the captures into @py; a->native[i]: capture i has --native frames. */
 static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 {
 	PERFSPY_OPTS(perfspy_read_opts, ro, .log_fn = cli_log,
-		     .log_level = log_level(&a->common));
+		     .log_level = cli_log_level(&a->common));
 	char msg[256], *buf = NULL;
 	size_t i, len = 0;
 	int err;
@@ -288,7 +246,7 @@ static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 			free(buf);
 			return -1;
 		}
-		if (!strcmp(p, "-") && read_stdin(&buf, &len))
+		if (!strcmp(p, "-") && cli_read_fd(STDIN_FILENO, "<stdin>", &buf, &len))
 			return -1;
 		err = perfspy_folder__read_pyspy(py, strcmp(p, "-") ? p : NULL, buf, len,
 						 &ro, &rs);
@@ -479,7 +437,7 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 			     converted ? PERFSPY_MERGE_ROOTS_LIKE_PYSPY :
 					 PERFSPY_MERGE_ROOTS_KEEP;
 	a->mo.log_fn = cli_log;
-	a->mo.log_level = log_level(&a->common);
+	a->mo.log_level = cli_log_level(&a->common);
 	a->mo.unmatched = f[3];
 	err = perfspy_merge(f[0], f[1], &a->mo, f[2], &st);
 	if (err) {

@@ -1,18 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the flame graph, speedscope and report writers share: reading a
- * folded frame's text back into its parts and kind, a buffered output
- * sink with XML and JSON escaping, and a u32 -> u64 map.
- *
- * Frame text is what the folder holds (DESIGN.md "Output contract"):
- *   Python   `name (short_file:line)`, `name (file)`, pseudo files such as
- *            `<frozen importlib._bootstrap>`, or an unspliced perf-map
- *            name `py::qualname:file.py`
- *   native   `func (file:line)`, `func (libname)`, `0x<hex> (libname)`
- *   kernel   `func ([kernel.kallsyms])` (stackcollapse-perf's `func_[k]`
- *            too)
- *   roots    `thread (TID): NAME`, `thread (TID)`, `process PID:"cmd"`
- *            (reference/pyspy-formats.md §1.5-1.6)
+ * What the flame graph, speedscope and report writers share: a buffered
+ * output sink with XML and JSON escaping, and a u32 -> u64 map. Frame
+ * text is read with the frame grammar (frame.h).
  * Nothing here prints on its own or keeps global state.
  */
 #ifndef PERFSPY_WRITE_H
@@ -22,34 +12,6 @@
 
 #include "perfspy.h"
 #include "util.h"
-
-enum frame_kind {
-	FRAME_NATIVE = 0,
-	FRAME_PYTHON,
-	FRAME_KERNEL,
-	FRAME_THREAD,  /* `thread (TID)...` root */
-	FRAME_PROCESS, /* `process PID:...` root */
-};
-
-struct frame_parts {
-	enum frame_kind kind;
-	const char *func; /* the name part (the whole text for roots) */
-	size_t func_len;
-	const char *file; /* inside the last "(...)" without ":LINE"; NULL if none */
-	size_t file_len;
-	unsigned long line; /* 0: none */
-};
-
-/* Split @len bytes of frame text @s into parts (pointers into @s). */
-void frame_parse(const char *s, size_t len, struct frame_parts *p);
-
-/* Just the kind. */
-enum frame_kind frame_kind_of(const char *s, size_t len);
-
-static inline bool frame_is_root(enum frame_kind k)
-{
-	return k == FRAME_THREAD || k == FRAME_PROCESS;
-}
 
 /*
  * Buffered writing to a FILE the caller owns: errors stick in ->err

@@ -1,146 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Helpers shared by the SVG, speedscope and report writers (see
- * write.h): frame text parsing, a buffered sink with escaping, and an
- * id map. Escaping is where untrusted bytes (symbol names, file names,
- * thread names set by the profiled program) meet a markup language, so
- * every byte is checked: the output must stay well-formed XML or JSON
- * whatever the input holds.
+ * write.h): a buffered sink with escaping, and an id map. Escaping is
+ * where untrusted bytes (symbol names, file names, thread names set by
+ * the profiled program) meet a markup language, so every byte is checked:
+ * the output must stay well-formed XML or JSON whatever the input holds.
  */
 #include "write.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
-
-#define KERNEL_FILE "[kernel."
-
-static bool has_prefix(const char *s, size_t len, const char *pre)
-{
-	size_t n = strlen(pre);
-
-	return len >= n && !memcmp(s, pre, n);
-}
-
-static bool has_suffix(const char *s, size_t len, const char *suf)
-{
-	size_t n = strlen(suf);
-
-	return len >= n && !memcmp(s + len - n, suf, n);
-}
-
-/* The last " (" of a text that ends in ')': where `name (file:line)`
- * splits. Names may hold parentheses themselves (`operator()`,
- * `(anonymous namespace)::f`), the file part never holds " (". */
-static const char *last_paren(const char *s, size_t len)
-{
-	size_t i;
-
-	if (len < 3 || s[len - 1] != ')')
-		return NULL;
-	for (i = len - 1; i-- > 0;)
-		if (s[i] == ' ' && s[i + 1] == '(')
-			return s + i;
-	return NULL;
-}
-
-static size_t strspn_n(const char *s, size_t n, const char *set)
-{
-	size_t i = 0;
-
-	while (i < n && s[i] && strchr(set, s[i]))
-		i++;
-	return i;
-}
-
-/* `thread (1234)`, `thread (0x7F3A2B1C0700)`, either with `: NAME`
- * (pyspy-formats.md §1.5); a Python function named `thread` is
- * `thread (file.py:1)` and must not pass. */
-static bool is_thread_root(const char *s, size_t len)
-{
-	size_t i = 8, k;
-
-	if (!has_prefix(s, len, "thread ("))
-		return false;
-	if (has_prefix(s + i, len - i, "0x"))
-		i += 2 + (k = strspn_n(s + i + 2, len - i - 2, "0123456789abcdefABCDEF"));
-	else
-		i += (k = strspn_n(s + i, len - i, "0123456789"));
-	if (!k || i >= len || s[i] != ')')
-		return false;
-	return i + 1 == len || has_prefix(s + i + 1, len - i - 1, ": ");
-}
-
-static bool is_python_file(const char *f, size_t n)
-{
-	/* py-spy's pseudo files: <frozen importlib._bootstrap>, <string>,
-	 * <stdin> (pyspy-formats.md §1.11). */
-	if (n >= 2 && f[0] == '<' && f[n - 1] == '>')
-		return true;
-	return has_suffix(f, n, ".py") || has_suffix(f, n, ".pyw");
-}
-
-static void split_line(struct frame_parts *p)
-{
-	size_t i = p->file_len, j;
-	unsigned long v = 0;
-
-	while (i > 0 && p->file[i - 1] >= '0' && p->file[i - 1] <= '9')
-		i--;
-	if (i == p->file_len || i == 0 || p->file[i - 1] != ':' ||
-	    p->file_len - i > 9)
-		return;
-	for (j = i; j < p->file_len; j++)
-		v = v * 10 + (unsigned long)(p->file[j] - '0');
-	p->line = v;
-	p->file_len = i - 1;
-}
-
-void frame_parse(const char *s, size_t len, struct frame_parts *p)
-{
-	const char *par;
-
-	memset(p, 0, sizeof(*p));
-	p->func = s;
-	p->func_len = len;
-	if (is_thread_root(s, len)) {
-		p->kind = FRAME_THREAD;
-		return;
-	}
-	if (has_prefix(s, len, "process ")) {
-		size_t k = strspn_n(s + 8, len - 8, "0123456789");
-
-		if (k && 8 + k < len && s[8 + k] == ':') {
-			p->kind = FRAME_PROCESS;
-			return;
-		}
-	}
-	if (has_suffix(s, len, "_[k]")) { /* stackcollapse-perf --kernel */
-		p->kind = FRAME_KERNEL;
-		p->func_len = len - 4;
-		return;
-	}
-	par = last_paren(s, len);
-	if (par) {
-		p->func_len = (size_t)(par - s);
-		p->file = par + 2;
-		p->file_len = len - p->func_len - 3;
-		split_line(p);
-	}
-	if (p->file && has_prefix(p->file, p->file_len, KERNEL_FILE))
-		p->kind = FRAME_KERNEL;
-	else if (has_prefix(s, len, "py::") ||
-		 (p->file && is_python_file(p->file, p->file_len)))
-		p->kind = FRAME_PYTHON;
-}
-
-enum frame_kind frame_kind_of(const char *s, size_t len)
-{
-	struct frame_parts p;
-
-	frame_parse(s, len, &p);
-	return p.kind;
-}
 
 /* ---- output ---- */
 

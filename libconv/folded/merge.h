@@ -43,7 +43,7 @@ enum mg_key_kind {
 
 /* What one distinct frame text is, per side. */
 struct mg_frame {
-	u8 kind;  /* enum pys_kind + 1; 0 = not classified yet */
+	u8 kind;  /* pys_kind_of() + 1; 0 = not classified yet */
 	u32 atom; /* PYTHON: (name, file) atom; NATIVE: name atom or MG_NO_ATOM */
 	s32 line; /* PYTHON: line, 0 when none */
 	u64 tid;  /* THREAD: decimal OS thread id, 0 when not decimal */

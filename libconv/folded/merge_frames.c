@@ -163,20 +163,22 @@ static void last_component(const char **name, size_t *n)
 
 static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *out)
 {
-	struct pys_frame fr;
+	struct frame_parts fr;
+	enum frame_kind kind;
 	const char *name;
 	size_t nn;
 	u32 fid;
 
-	pys_parse_frame(fold_name(s->f, id), fold_name_len(s->f, id), m->py_files, &fr);
-	out->kind = (u8)(fr.kind + 1);
+	frame_parse_globs(fold_name(s->f, id), fold_name_len(s->f, id), m->py_files, &fr);
+	kind = pys_kind_of(&fr);
+	out->kind = (u8)(kind + 1);
 	out->atom = MG_NO_ATOM;
-	name = fr.name;
-	nn = fr.name_len;
-	if (fr.kind == PYS_THREAD) {
-		if (pys_tid_decimal(&fr, &out->tid) && out->tid)
+	name = fr.func;
+	nn = fr.func_len;
+	if (kind == FRAME_THREAD) {
+		if (frame_tid_decimal(&fr, &out->tid) && out->tid)
 			s->threads = true;
-	} else if (fr.kind == PYS_PYTHON) {
+	} else if (kind == FRAME_PYTHON) {
 		last_component(&name, &nn);
 		fid = file_id(m, s, fr.file, fr.file_len);
 		if (fid == FOLD_NO_ID)
@@ -186,7 +188,7 @@ static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *ou
 		if (out->atom == FOLD_NO_ID)
 			return -ENOMEM;
 		out->line = fr.has_line && fr.line > 0 && fr.line < INT32_MAX ? (s32)fr.line : 0;
-	} else if (fr.kind == PYS_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x')) {
+	} else if (kind == FRAME_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x')) {
 		/* Address-only frames (`0x7f.. (lib)`) differ between runs:
 		 * never a join anchor. */
 		out->atom = intern2(m, m->atoms, 'N', name, nn, NULL, 0);
@@ -234,14 +236,14 @@ int mg_build_view(struct mg *m, struct mg_side *s, size_t idx, struct mg_view *v
 		f = mg_frame(m, s, v->ids[i]);
 		if (!f)
 			return -ENOMEM;
-		if (prefix && (f->kind == PYS_THREAD + 1 || f->kind == PYS_PROCESS + 1)) {
-			if (f->kind == PYS_THREAD + 1 && !v->tid)
+		if (prefix && (f->kind == FRAME_THREAD + 1 || f->kind == FRAME_PROCESS + 1)) {
+			if (f->kind == FRAME_THREAD + 1 && !v->tid)
 				v->tid = f->tid;
 			v->first = i + 1;
 			continue;
 		}
 		prefix = false;
-		if (f->kind == PYS_PYTHON + 1) {
+		if (f->kind == FRAME_PYTHON + 1) {
 			if (view_push(&v->py, &v->cap_py, &v->nr_py, i))
 				return -ENOMEM;
 			v->nr_nat = 0;

@@ -93,18 +93,18 @@ u32 mg_out_id(struct mg *m, struct mg_side *s, u32 id)
  * @line is 0, interned in @f. */
 static u32 with_line(struct mg *m, struct perfspy_folder *f, u32 id, s32 line)
 {
-	struct pys_frame fr;
+	struct frame_parts fr;
 	size_t n;
 	int k;
 
-	pys_parse_frame(fold_name(m->perf.f, id), fold_name_len(m->perf.f, id),
-			m->py_files, &fr);
-	n = fr.name_len + fr.file_len + 24;
+	frame_parse_globs(fold_name(m->perf.f, id), fold_name_len(m->perf.f, id),
+			  m->py_files, &fr);
+	n = fr.func_len + fr.file_len + 24;
 	if (ensure_mem((void **)&m->text, &m->cap_text, 1, n))
 		return FOLD_NO_ID;
-	k = line ? snprintf(m->text, n, "%.*s (%.*s:%d)", (int)fr.name_len, fr.name,
+	k = line ? snprintf(m->text, n, "%.*s (%.*s:%d)", (int)fr.func_len, fr.func,
 			    (int)fr.file_len, fr.file, line) :
-		   snprintf(m->text, n, "%.*s (%.*s)", (int)fr.name_len, fr.name,
+		   snprintf(m->text, n, "%.*s (%.*s)", (int)fr.func_len, fr.func,
 			    (int)fr.file_len, fr.file);
 	if (k < 0 || (size_t)k >= n)
 		return FOLD_NO_ID;
@@ -267,7 +267,7 @@ static int push_roots(struct mg *m, const struct mg_view *v, u32 *n)
 	int err = 0;
 
 	for (i = 0; !err && i < v->first; i++) {
-		if (!m->keep_roots && m->perf.fr[v->ids[i]].kind == PYS_THREAD + 1)
+		if (!m->keep_roots && m->perf.fr[v->ids[i]].kind == FRAME_THREAD + 1)
 			continue;
 		err = push(m, n, mg_out_id(m, &m->perf, v->ids[i]));
 	}

@@ -1,339 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * py-spy captures -> folder: the public reader, the raw (folded) format,
- * and the frame-text classifier (see pyspy.h).
+ * py-spy captures -> folder: the public reader and the raw (folded)
+ * format (see pyspy.h). Frames are read by the frame grammar
+ * (common/frame.h) and stacks built in pyspy_stack.c.
  *
  * Raw grammar (reference/pyspy-formats.md §1.2): `frame;...;frame COUNT\n`
  * root first; no escaping, so the count is found by a right split on the
  * last space (§6) and a `process PID:"cmdline"` frame whose command line
  * holds ';' is re-joined (§1.6, multiprocessing spawn children). Older
  * versions' thread frames (`thread 1234`, `thread 0x7F.. ()`, §1.5) are
- * rewritten as `thread (1234)` so that every capture names threads alike.
+ * rewritten as `thread (1234)` (pys_push) so that every capture names
+ * threads alike.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/fold.h"
+#include "common/frame.h"
 #include "common/opts.h"
 #include "pyspy.h"
-
-static bool all_digits(const char *s, size_t n)
-{
-	size_t i;
-
-	if (!n)
-		return false;
-	for (i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-/* @n (<= 9) decimal digits as a number. */
-static long digits_value(const char *s, size_t n)
-{
-	long v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		v = v * 10 + (s[i] - '0');
-	return v;
-}
-
-static bool hex_id(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return false;
-	for (i = 2; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
-		      (s[i] >= 'A' && s[i] <= 'F')))
-			return false;
-	return true;
-}
-
-static bool starts(const char *s, size_t n, const char *lit)
-{
-	size_t k = strlen(lit);
-
-	return n >= k && !memcmp(s, lit, k);
-}
-
-/*
- * Thread pseudo-frames, every version (pyspy-formats.md §1.5, §6):
- * `thread (ID)`, `thread (ID): NAME` (0.3.4+, the name from 0.4.0),
- * `thread ID` (0.3.0-0.3.3), `thread ID ()` (0.2.x). ID is a decimal OS
- * thread id or 0x-hex pthread id.
- */
-static bool parse_thread(const char *s, size_t n, struct pys_frame *fr)
-{
-	const char *p = s + 7, *e = s + n, *id, *ie;
-
-	if (!starts(s, n, "thread ") || p == e)
-		return false;
-	fr->name = e;
-	fr->name_len = 0;
-	if (*p == '(') {
-		id = p + 1;
-		ie = memchr(id, ')', (size_t)(e - id));
-		if (!ie)
-			return false;
-		p = ie + 1;
-		if (p != e) {
-			if (e - p < 2 || p[0] != ':' || p[1] != ' ')
-				return false;
-			fr->name = p + 2;
-			fr->name_len = (size_t)(e - p - 2);
-		}
-	} else {
-		id = p;
-		ie = memchr(id, ' ', (size_t)(e - id));
-		if (!ie)
-			ie = e;
-		else if (e - ie != 3 || memcmp(ie, " ()", 3))
-			return false;
-	}
-	if (!all_digits(id, (size_t)(ie - id)) && !hex_id(id, (size_t)(ie - id)))
-		return false;
-	fr->kind = PYS_THREAD;
-	fr->tid = id;
-	fr->tid_len = (size_t)(ie - id);
-	return true;
-}
-
-/* `process PID:"cmdline"` (pyspy-formats.md §1.6). */
-static bool process_head(const char *s, size_t n, size_t *head)
-{
-	size_t i = 8;
-
-	if (!starts(s, n, "process "))
-		return false;
-	while (i < n && s[i] >= '0' && s[i] <= '9')
-		i++;
-	if (i == 8 || n - i < 2 || s[i] != ':' || s[i + 1] != '"')
-		return false;
-	*head = i + 2;
-	return true;
-}
-
-/* The '(' matching the final ')' of @s, or NULL. Balanced matching keeps
- * `f (a (1).py:3)` and `operator() (x.cc:3)` whole. */
-static const char *open_paren(const char *s, size_t n)
-{
-	size_t i = n, depth = 0;
-
-	while (i-- > 0) {
-		if (s[i] == ')')
-			depth++;
-		else if (s[i] == '(' && --depth == 0)
-			return i && s[i - 1] == ' ' ? s + i : NULL;
-	}
-	return NULL;
-}
-
-/* The last " (" of @s (the §6 rule), for unbalanced texts. */
-static const char *last_space_paren(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = n; i-- > 1;)
-		if (s[i] == '(' && s[i - 1] == ' ')
-			return s + i;
-	return NULL;
-}
-
-static bool python_file(const char *f, size_t n, const char *const *extra)
-{
-	char buf[4096];
-
-	if ((n >= 3 && !memcmp(f + n - 3, ".py", 3)) ||
-	    (n >= 4 && !memcmp(f + n - 4, ".pyw", 4)) ||
-	    (n >= 2 && f[0] == '<' && f[n - 1] == '>'))
-		return true;
-	if (!extra || n >= sizeof(buf))
-		return false;
-	memcpy(buf, f, n);
-	buf[n] = '\0';
-	for (; *extra; extra++)
-		if (!fnmatch(*extra, buf, 0))
-			return true;
-	return false;
-}
-
-/* FILE[:LINE] inside the parentheses. */
-static void split_file_line(const char *c, size_t n, struct pys_frame *fr)
-{
-	size_t i = n, k;
-
-	fr->file = c;
-	fr->file_len = n;
-	while (i > 0 && c[i - 1] != ':')
-		i--;
-	if (!i)
-		return;
-	k = i < n && c[i] == '-' ? i + 1 : i;
-	if (!all_digits(c + k, n - k) || n - k > 9)
-		return;
-	fr->line = digits_value(c + k, n - k) * (k > i ? -1 : 1);
-	fr->has_line = true;
-	fr->file_len = i - 1;
-}
-
-void pys_parse_frame(const char *s, size_t n, const char *const *extra,
-		     struct pys_frame *fr)
-{
-	const char *op;
-	size_t head;
-
-	memset(fr, 0, sizeof(*fr));
-	fr->kind = PYS_NATIVE;
-	fr->name = s;
-	fr->name_len = n;
-	if (parse_thread(s, n, fr))
-		return;
-	if (process_head(s, n, &head) && n > head && s[n - 1] == '"') {
-		fr->kind = PYS_PROCESS;
-		return;
-	}
-	if (!n || s[n - 1] != ')')
-		return;
-	op = open_paren(s, n);
-	if (!op)
-		op = last_space_paren(s, n);
-	if (!op)
-		return;
-	fr->name_len = (size_t)(op - 1 - s);
-	split_file_line(op + 1, (size_t)(s + n - 1 - op - 1), fr);
-	if (python_file(fr->file, fr->file_len, extra))
-		fr->kind = PYS_PYTHON;
-}
-
-bool pys_tid_decimal(const struct pys_frame *fr, u64 *tid)
-{
-	u64 v = 0;
-	size_t i;
-
-	if (fr->kind != PYS_THREAD || !all_digits(fr->tid, fr->tid_len) ||
-	    fr->tid_len > 19)
-		return false;
-	for (i = 0; i < fr->tid_len; i++)
-		v = v * 10 + (u64)(fr->tid[i] - '0');
-	*tid = v;
-	return true;
-}
-
-/* ---- building stacks ---- */
-
-/* The canonical `thread (ID)[: NAME]` text of an old-style thread frame
- * into *@out (malloc'ed), or NULL when @s is already canonical. */
-static int canonical_thread(const char *s, size_t n, char **out, size_t *olen)
-{
-	struct pys_frame fr;
-	char *buf;
-	size_t k;
-
-	*out = NULL;
-	if (!starts(s, n, "thread ") || starts(s, n, "thread (") ||
-	    !parse_thread(s, n, &fr))
-		return 0;
-	buf = malloc(fr.tid_len + 16);
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, "thread (", 8);
-	memcpy(buf + 8, fr.tid, fr.tid_len);
-	k = 8 + fr.tid_len;
-	buf[k++] = ')';
-	*out = buf;
-	*olen = k;
-	return 0;
-}
-
-/* Frame kinds are cached per folder id (zeroed on growth, since the
- * folder may hold frames of an earlier read). */
-static int kind_of(struct pys_reader *r, u32 id)
-{
-	struct pys_frame fr;
-
-	if (id >= r->nr_kinds) {
-		if (ensure_mem((void **)&r->kinds, &r->cap_kinds, 1, (size_t)id + 1))
-			return -ENOMEM;
-		memset(r->kinds + r->nr_kinds, 0, (size_t)id + 1 - r->nr_kinds);
-		r->nr_kinds = (size_t)id + 1;
-	}
-	if (!r->kinds[id]) {
-		pys_parse_frame(fold_name(r->f, id), fold_name_len(r->f, id), NULL, &fr);
-		r->kinds[id] = (u8)(fr.kind + 1);
-	}
-	return r->kinds[id] - 1;
-}
-
-int pys_push_id(struct pys_reader *r, u32 id)
-{
-	if (kind_of(r, id) < 0 ||
-	    ensure_mem((void **)&r->ids, &r->cap_ids, sizeof(*r->ids), r->nr_ids + 1))
-		return -ENOMEM;
-	r->ids[r->nr_ids++] = id;
-	return 0;
-}
-
-int pys_kind(const struct pys_reader *r, u32 id)
-{
-	return id < r->nr_kinds && r->kinds[id] ? r->kinds[id] - 1 : PYS_NATIVE;
-}
-
-int pys_push(struct pys_reader *r, const char *s, size_t n)
-{
-	char *canon;
-	size_t cn;
-	u32 id;
-
-	if (canonical_thread(s, n, &canon, &cn))
-		return -ENOMEM;
-	id = canon ? fold_intern(r->f, canon, cn) : fold_intern(r->f, s, n);
-	free(canon);
-	return id == FOLD_NO_ID ? -ENOMEM : pys_push_id(r, id);
-}
-
-int pys_commit(struct pys_reader *r, u64 weight)
-{
-	bool py = false, native = false, thread = false;
-	static const u32 none;
-	size_t i;
-	int err;
-
-	if (r->nr_ids > UINT32_MAX) {
-		r->nr_ids = 0;
-		r->st.bad++;
-		return 0;
-	}
-	r->st.stacks++;
-	if (weight) {
-		/* An empty stack may have no array yet; fold wants a pointer. */
-		err = fold_add_ids(r->f, r->ids ? r->ids : &none, (u32)r->nr_ids, weight);
-		if (err)
-			return err;
-		for (i = 0; i < r->nr_ids; i++) {
-			int k = pys_kind(r, r->ids[i]);
-
-			/* A thread root: after any process frames (§1.6). */
-			thread |= k == PYS_THREAD && !py && !native;
-			py |= k == PYS_PYTHON;
-			native |= py && k == PYS_NATIVE;
-		}
-		r->st.samples += weight;
-		if (thread)
-			r->st.thread_samples += weight;
-		if (native)
-			r->st.native_samples += weight;
-	}
-	r->nr_ids = 0;
-	return 0;
-}
 
 /* ---- raw ---- */
 
@@ -354,7 +42,7 @@ static const char *process_end(const char *p, const char *first, const char *e,
 	/* After one unclosed scan no later ';' of the line can close a
 	 * frame either (the test depends on the position only): stop, so a
 	 * line of many `process 1:"` tokens stays linear. */
-	if (*unclosed || !process_head(p, (size_t)(first - p), &head))
+	if (*unclosed || !(head = frame_process_head(p, (size_t)(first - p))))
 		return first;
 	for (;;) {
 		if ((size_t)(q - p) > head && q[-1] == '"' &&
@@ -435,28 +123,96 @@ static int raw_line(struct pys_reader *r, const char *s, const char *e,
 	return err;
 }
 
-int pys_read_raw(struct pys_reader *r, const char *buf, size_t len)
+#define BOM "\xef\xbb\xbf" /* a UTF-8 byte order mark from an editor */
+
+/* The lines of [*@p, @end) that are complete (all of them at @eof), read
+ * and passed: *@p is left at the first unread byte. */
+static int raw_lines(struct pys_reader *r, const char **p, const char *end,
+		     bool eof, u64 *lineno, bool *good)
 {
-	const char *p = buf, *end = buf + len, *nl;
-	bool good = false;
-	u64 lineno = 0;
+	const char *nl;
 	int err;
 
-	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		p += 3; /* a UTF-8 byte order mark from an editor */
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		err = raw_line(r, p, nl ? nl : end, ++lineno, &good);
+	while (*p < end) {
+		nl = memchr(*p, '\n', (size_t)(end - *p));
+		if (!nl && !eof)
+			break;
+		err = raw_line(r, *p, nl ? nl : end, ++*lineno, good);
 		if (err)
 			return err;
-		p = nl ? nl + 1 : end;
+		*p = nl ? nl + 1 : end;
 	}
+	return 0;
+}
+
+/* After the last line: a text of nothing but bad lines is no capture. */
+static int raw_end(struct pys_reader *r, bool good)
+{
 	if (!good && r->st.bad) {
 		pr_warn(r->log, "%s: no line has the py-spy raw form `frame;...;frame COUNT`",
 			r->name);
 		return -PERFSPY_E_CAPTURE;
 	}
 	return 0;
+}
+
+int pys_read_raw(struct pys_reader *r, const char *buf, size_t len)
+{
+	const char *p = buf;
+	bool good = false;
+	u64 lineno = 0;
+	int err;
+
+	if (len >= 3 && !memcmp(buf, BOM, 3))
+		p += 3;
+	err = raw_lines(r, &p, buf + len, true, &lineno, &good);
+	return err ? err : raw_end(r, good);
+}
+
+/*
+ * Raw lines from @fd a chunk at a time: a line is read once its '\n' (or
+ * the end) is in the buffer and the rest moved to the front, so memory
+ * holds a chunk and the longest line, not the whole text.
+ */
+static int read_raw_fd(struct pys_reader *r, int fd)
+{
+	size_t cap = 1 << 18, len = 0, used;
+	bool good = false, eof = false, started = false;
+	char *buf = malloc(cap);
+	const char *p;
+	u64 lineno = 0;
+	ssize_t k;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && !eof) {
+		if (len == cap && ensure_mem((void **)&buf, &cap, 1, len + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		k = read(fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			err = -errno;
+			break;
+		}
+		eof = !k;
+		len += (size_t)k;
+		if (!started && len < 3 && !eof)
+			continue; /* not yet enough to tell a byte order mark */
+		p = buf;
+		if (!started && len >= 3 && !memcmp(buf, BOM, 3))
+			p += 3;
+		started = true;
+		err = raw_lines(r, &p, buf + len, eof, &lineno, &good);
+		used = (size_t)(p - buf);
+		memmove(buf, p, len - used);
+		len -= used;
+	}
+	free(buf);
+	return err ? err : raw_end(r, good);
 }
 
 /* ---- the public reader ---- */
@@ -561,30 +317,52 @@ static int read_buf(struct pys_reader *r, const char *buf, size_t len, int forma
 	return err;
 }
 
+/* The reader for @f as @opts say; 0 or -PERFSPY_E_OPTS. */
+static int reader_init(struct pys_reader *r, struct log_sink *log,
+		       struct perfspy_folder *f, const struct perfspy_read_opts *opts,
+		       const struct perfspy_read_stats *stats, const char *name)
+{
+	if (!OPTS_VALID(opts, perfspy_read_opts) ||
+	    (stats && stats->sz < sizeof(size_t)))
+		return -PERFSPY_E_OPTS;
+	memset(r, 0, sizeof(*r));
+	memset(log, 0, sizeof(*log));
+	log->fn = OPTS_GET(opts, log_fn, NULL);
+	log->ctx = OPTS_GET(opts, log_ctx, NULL);
+	log->level = OPTS_GET(opts, log_level, 0) ? OPTS_GET(opts, log_level, 0) : LOG_WARN;
+	r->f = f;
+	r->log = log;
+	r->name = OPTS_GET(opts, display_name, NULL);
+	if (!r->name)
+		r->name = name;
+	r->full_filenames = OPTS_GET(opts, full_filenames, false);
+	return 0;
+}
+
+static int reader_done(struct pys_reader *r, int err, struct perfspy_read_stats *stats)
+{
+	if (!err && stats)
+		fill_stats(&r->st, stats);
+	free(r->ids);
+	free(r->kinds);
+	return err;
+}
+
 PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f, const char *path,
 					   const void *buf, size_t len,
 					   const struct perfspy_read_opts *opts,
 					   struct perfspy_read_stats *stats)
 {
-	struct log_sink log = { 0 };
-	struct pys_reader r = { 0 };
+	struct log_sink log;
+	struct pys_reader r;
 	char *data = NULL;
 	int err;
 
-	if (!OPTS_VALID(opts, perfspy_read_opts) ||
-	    (stats && stats->sz < sizeof(size_t)))
-		return -PERFSPY_E_OPTS;
+	err = reader_init(&r, &log, f, opts, stats, path ? path : "<capture>");
+	if (err)
+		return err;
 	if (!f || (!path && !buf && len))
 		return -EINVAL;
-	log.fn = OPTS_GET(opts, log_fn, NULL);
-	log.ctx = OPTS_GET(opts, log_ctx, NULL);
-	log.level = OPTS_GET(opts, log_level, 0) ? OPTS_GET(opts, log_level, 0) : LOG_WARN;
-	r.f = f;
-	r.log = &log;
-	r.name = OPTS_GET(opts, display_name, NULL);
-	if (!r.name)
-		r.name = path ? path : "<capture>";
-	r.full_filenames = OPTS_GET(opts, full_filenames, false);
 	if (path) {
 		err = read_whole(path, &data, &len);
 		if (err)
@@ -592,10 +370,29 @@ PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f, const char 
 		buf = data;
 	}
 	err = read_buf(&r, buf ? buf : "", len, OPTS_GET(opts, format, 0));
-	if (!err && stats)
-		fill_stats(&r.st, stats);
 	free(data);
-	free(r.ids);
-	free(r.kinds);
-	return err;
+	return reader_done(&r, err, stats);
+}
+
+PERFSPY_API int perfspy_folder__read_folded_fd(struct perfspy_folder *f, int fd,
+					       const struct perfspy_read_opts *opts,
+					       struct perfspy_read_stats *stats)
+{
+	int format = OPTS_GET(opts, format, 0), err;
+	struct log_sink log;
+	struct pys_reader r;
+
+	err = reader_init(&r, &log, f, opts, stats, "<fd>");
+	if (err)
+		return err;
+	if (format != PERFSPY_CAPTURE_AUTO && format != PERFSPY_CAPTURE_RAW)
+		return -PERFSPY_E_OPTS;
+	if (!f || fd < 0)
+		return -EINVAL;
+	r.st.format = PERFSPY_CAPTURE_RAW;
+	err = read_raw_fd(&r, fd);
+	if (!err && r.st.bad)
+		pr_warn(r.log, "%s: %llu malformed lines skipped", r.name,
+			(unsigned long long)r.st.bad);
+	return reader_done(&r, err, stats);
 }

@@ -2,9 +2,8 @@
 /*
  * Reading py-spy captures into a folder (reference/pyspy-formats.md):
  * raw folded stacks in every variant py-spy has written (§1.2-§1.8, the
- * reader checklist in §6) and speedscope JSON (§2.1). Also the frame-text
- * classifier that the merge shares: which folded frames are Python
- * frames, native frames, or `thread`/`process` pseudo-frames.
+ * reader checklist in §6) and speedscope JSON (§2.1). Frames are told
+ * apart by the frame grammar (common/frame.h), as everywhere else.
  *
  * Invariants: a malformed line or sample costs that line or sample (it is
  * counted in pys_stats.bad), never the capture; no read goes past the
@@ -17,45 +16,22 @@
 #include <stddef.h>
 
 #include "perfspy.h"
+#include "common/frame.h"
 #include "common/util.h"
 
-enum pys_kind {
-	PYS_NATIVE = 0,	 /* anything else: `func (file:line)`, `func (lib)`, `0x.. (?)` */
-	PYS_PYTHON = 1,	 /* `name (file.py[:line])`, `name (<frozen x>[:line])` */
-	PYS_THREAD = 2,	 /* `thread (TID)[: NAME]` (and the pre-0.3.4 forms) */
-	PYS_PROCESS = 3, /* `process PID:"cmdline"` */
-};
-
 /*
- * One frame's text split into its parts (pointers into the text). For
- * `NAME (FILE:LINE)` the FILE is the part inside the parentheses that
- * match the last ')' (so `f (a (1).py:3)` has FILE `a (1).py`), LINE the
- * digits after FILE's last ':' (pyspy-formats.md §6).
+ * A frame's kind as the py-spy side (the readers' statistics, the merge)
+ * counts it: the grammar's kind (common/frame.h), except that kernel
+ * frames are native frames, and so is a Python frame without a file part
+ * (an unspliced perf-map `py::` name): py-spy captures hold neither, and
+ * the merge keys Python frames by their file and line.
  */
-struct pys_frame {
-	enum pys_kind kind;
-	const char *name; /* function name; for PYS_THREAD the thread name */
-	size_t name_len;
-	const char *file; /* NULL when the frame has no `(FILE...)` part */
-	size_t file_len;
-	long line;	  /* 0 when absent */
-	bool has_line;
-	const char *tid;  /* PYS_THREAD: "1234" or "0x7F.." */
-	size_t tid_len;
-};
-
-/*
- * Classify @s (@len bytes). Python frames are those whose FILE ends in
- * ".py"/".pyw" or is a <pseudo file> (`<frozen ...>`, `<string>`,
- * `<stdin>`), as CPython names code objects; @extra, when not NULL, is a
- * NULL-terminated list of fnmatch() patterns for more Python files
- * (scripts without a .py suffix).
- */
-void pys_parse_frame(const char *s, size_t len, const char *const *extra,
-		     struct pys_frame *fr);
-
-/* Does a `thread (...)` text parse as the decimal OS thread id *@tid? */
-bool pys_tid_decimal(const struct pys_frame *fr, u64 *tid);
+static inline enum frame_kind pys_kind_of(const struct frame_parts *p)
+{
+	if (p->kind == FRAME_KERNEL || (p->kind == FRAME_PYTHON && !p->file))
+		return FRAME_NATIVE;
+	return p->kind;
+}
 
 struct pys_stats {
 	int format;	    /* enum perfspy_capture_format actually read */
@@ -74,16 +50,16 @@ struct pys_reader {
 	struct pys_stats st;
 	u32 *ids; /* the stack being built */
 	size_t nr_ids, cap_ids;
-	u8 *kinds; /* folder frame id -> enum pys_kind + 1, 0 = not yet */
+	u8 *kinds; /* folder frame id -> pys_kind_of() + 1, 0 = not yet */
 	size_t nr_kinds, cap_kinds;
 	bool full_filenames;
 };
 
-/* Add the frame text (or an interned frame) to the stack being built.
- * 0 or -ENOMEM. */
+/* Add the frame text (or an interned frame) to the stack being built
+ * (pyspy_stack.c). 0 or -ENOMEM. */
 int pys_push(struct pys_reader *r, const char *s, size_t len);
 int pys_push_id(struct pys_reader *r, u32 id);
-/* enum pys_kind of a frame pushed before. */
+/* pys_kind_of() a frame pushed before. */
 int pys_kind(const struct pys_reader *r, u32 id);
 /* Add the built stack with @weight, count it, and start a new one. */
 int pys_commit(struct pys_reader *r, u64 weight);

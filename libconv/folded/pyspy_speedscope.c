@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "common/fold.h"
+#include "common/frame.h"
 #include "common/json_read.h"
 #include "pyspy.h"
 
@@ -227,13 +228,8 @@ static int thread_root(struct ss *s, const char *name, size_t n, u32 *out)
 		return -ENOMEM;
 	len = (size_t)snprintf(s->text, s->cap_text, "thread (%.*s)%s%.*s", (int)(ie - id),
 			       id, e > q ? ": " : "", (int)(e - q), q);
-	{
-		struct pys_frame fr;
-
-		pys_parse_frame(s->text, len, NULL, &fr);
-		if (fr.kind != PYS_THREAD)
-			return 0;
-	}
+	if (frame_kind_of(s->text, len) != FRAME_THREAD)
+		return 0;
 	*out = fold_intern(s->r->f, s->text, len);
 	return *out == FOLD_NO_ID ? -ENOMEM : 0;
 }
@@ -272,7 +268,7 @@ static int push_frame(struct ss *s, const struct ss_profile *p, double idx,
 	if (pys_push_id(s->r, id))
 		return -ENOMEM;
 	if (s->r->nr_ids == 2 && p->thread != FOLD_NO_ID &&
-	    s->r->ids[0] == p->thread && pys_kind(s->r, id) == PYS_THREAD) {
+	    s->r->ids[0] == p->thread && pys_kind(s->r, id) == FRAME_THREAD) {
 		s->r->ids[0] = id;
 		s->r->nr_ids = 1;
 	}

@@ -411,7 +411,7 @@ static int rp_leaf_name(struct perfspy_report *r, struct rp_build *b, u32 id,
 	struct frame_parts p;
 
 	frame_parse(s, len, &p);
-	if (p.line && p.kind != FRAME_PYTHON) {
+	if (p.line > 0 && p.kind != FRAME_PYTHON) {
 		n = p.func_len + 2 + p.file_len + 1;
 		if (ensure_mem((void **)&b->buf, &b->cap, 1, n + 1))
 			return -ENOMEM;
@@ -472,16 +472,25 @@ static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 	return 0;
 }
 
-/* The name a thread root frame gives: NAME of `thread (TID): NAME`, or
- * the whole frame for an unnamed thread. */
-static u32 rp_thread(struct perfspy_report *r, const char *s, size_t len)
+/*
+ * The name a thread root gives: NAME of `thread (TID): NAME`, else the
+ * root as `thread (TID)`, whichever py-spy version wrote it (`thread
+ * 1234`, `thread 0x7F.. ()`): the form the py-spy reader makes of it
+ * (pyspy_stack.c), so that a report of a folder and a report of that
+ * folder read back from its text name threads alike.
+ */
+static u32 rp_thread(struct perfspy_report *r, struct rp_build *b,
+		     const struct frame_parts *p)
 {
-	const char *c = memchr(s, ':', len);
+	size_t n = frame_thread_text_len(p);
 
 	r->has_threads = true;
-	if (c && c + 2 <= s + len && c[1] == ' ' && c > s && c[-1] == ')')
-		return rp_name(r, c + 2, len - (size_t)(c + 2 - s));
-	return rp_name(r, s, len);
+	if (p->thread_name)
+		return rp_name(r, p->thread_name, p->thread_name_len);
+	if (ensure_mem((void **)&b->buf, &b->cap, 1, n))
+		return RP_NONE;
+	frame_thread_text(p, b->buf);
+	return rp_name(r, b->buf, n);
 }
 
 static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
@@ -490,17 +499,14 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 	struct rp_keys k = { .thread = r->no_thread, .py = r->no_python,
 			     .leaf = RP_NONE, .sys = RP_NONE };
 	u32 root = 0, py = RP_NONE, j;
-	enum frame_kind kind;
+	struct frame_parts p;
 	int err = 0;
 
 	for (; root < nr; root++) {
-		const char *s = fold_name(b->in, ids[root]);
-		size_t len = fold_name_len(b->in, ids[root]);
-
-		kind = frame_kind_of(s, len);
-		if (!frame_is_root(kind))
+		frame_parse(fold_name(b->in, ids[root]), fold_name_len(b->in, ids[root]), &p);
+		if (!frame_is_root(p.kind))
 			break;
-		if (kind == FRAME_THREAD && (k.thread = rp_thread(r, s, len)) == RP_NONE)
+		if (p.kind == FRAME_THREAD && (k.thread = rp_thread(r, b, &p)) == RP_NONE)
 			return -ENOMEM;
 	}
 	for (j = nr; j-- > root && py == RP_NONE;)
@@ -532,6 +538,45 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 		r->total += count;
 	}
 	return err;
+}
+
+/* ---- name ranks ---- */
+
+struct name_key {
+	const char *s;
+	u32 len, id;
+};
+
+static int cmp_name_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* rank[id]: the bytewise order of every name, the tie-break of the
+ * tables report_out.c prints. 0 or -ENOMEM. */
+static int rp_rank(struct perfspy_report *r)
+{
+	struct name_key *k = xreallocarray(NULL, r->nnames + 1, sizeof(*k));
+	u32 i;
+
+	r->rank = xreallocarray(NULL, r->nnames + 1, sizeof(*r->rank));
+	if (!k || !r->rank) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nnames; i++)
+		k[i] = (struct name_key){ fold_name(r->names, i),
+					  fold_name_len(r->names, i), i };
+	xqsort(k, r->nnames, sizeof(*k), cmp_name_key);
+	for (i = 0; i < r->nnames; i++)
+		r->rank[k[i].id] = i;
+	free(k);
+	return 0;
 }
 
 /* ---- public API ---- */

@@ -16,6 +16,7 @@
 #define PERFSPY_REPORT_H
 
 #include "perfspy.h"
+#include "common/frame.h"
 #include "common/util.h"
 #include "common/write.h"
 
@@ -68,16 +69,13 @@ struct perfspy_report {
 	bool has_threads;	/* some stack had a thread root */
 	u64 total;
 	struct rp_rel rel[REL_N];
-	u32 *rank;		/* name id -> bytewise rank (after build) */
+	u32 *rank;		/* name id -> bytewise rank (built by report.c) */
 	struct log_sink log;
 	const char *rules_name;
 };
 
 /* Intern @len bytes of @s into the report's names; RP_NONE on ENOMEM. */
 u32 rp_name(struct perfspy_report *r, const char *s, size_t len);
-
-/* Fill r->rank: every name's bytewise rank. 0 or -ENOMEM. */
-int rp_rank(struct perfspy_report *r);
 
 /* One group of a relation grouped by one side: @key, its total, and its
  * entries in order (ent[first .. first + count)). */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * `perfspy report` output: the orderings every table is printed in, and
- * the share table an engineer would otherwise build by hand with a
- * Counter over py-spy raw lines (see the seeds), as text or as one JSON
- * object. Shares are of all samples, so every number
- * on the page can be compared with every other. All lists come from
+ * `perfspy report` output: the orderings every table is printed in (by
+ * weight, ties by the name ranks report.c computes), and the share table
+ * an engineer would otherwise build by hand with a Counter over py-spy
+ * raw lines (see the seeds), as text or as one JSON object. Shares are of
+ * all samples, so every number on the page can be compared with every
+ * other. All lists come from
  * rp_group_by() groupings (weight, then name order) and all numbers are
  * printed in integer arithmetic (wout_fixed): same report, same bytes.
  */
@@ -17,42 +18,6 @@
 #include "common/opts.h"
 
 /* ---- ordering ---- */
-
-struct name_key {
-	const char *s;
-	u32 len, id;
-};
-
-static int cmp_name_key(const void *a, const void *b)
-{
-	const struct name_key *x = a, *y = b;
-	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
-
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* rank[id]: the bytewise order of every name, the tie-break of tables. */
-int rp_rank(struct perfspy_report *r)
-{
-	struct name_key *k = xreallocarray(NULL, r->nnames + 1, sizeof(*k));
-	u32 i;
-
-	r->rank = xreallocarray(NULL, r->nnames + 1, sizeof(*r->rank));
-	if (!k || !r->rank) {
-		free(k);
-		return -ENOMEM;
-	}
-	for (i = 0; i < r->nnames; i++)
-		k[i] = (struct name_key){ fold_name(r->names, i),
-					  fold_name_len(r->names, i), i };
-	xqsort(k, r->nnames, sizeof(*k), cmp_name_key);
-	for (i = 0; i < r->nnames; i++)
-		r->rank[k[i].id] = i;
-	free(k);
-	return 0;
-}
 
 struct sort_ent {
 	u32 key, other_rank, ent;

@@ -153,8 +153,8 @@ static void ss_put_frame(struct wout *w, const struct perfspy_folder *f, u32 id)
 		wout_json(w, p.file, p.file_len);
 		wout_str(w, "\"");
 	}
-	if (p.line)
-		wout_fmt(w, ",\"line\":%lu", p.line);
+	if (p.line > 0) /* py-spy's -1 (unknown) is no line */
+		wout_fmt(w, ",\"line\":%ld", p.line);
 	wout_str(w, "}");
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "common/fold.h"
+#include "common/frame.h"
 #include "common/write.h"
 
 int write_raw(const struct perfspy_folder *f, FILE *out);

@@ -180,6 +180,34 @@ else
 	fail "--by python: unexpected rows: $(sed -n 5,8p "$SCRATCH/py.txt")"
 fi
 
+# py-spy 0.3.0-0.3.3's thread root `thread 1234` (pyspy-formats.md §1.5):
+# report and merge read it alike, as thread 1234 (issue 12: report once
+# filed it under "(all threads)" while merge matched it per thread).
+printf '%s\n' 'thread 1234;main (a.py:1);malloc (libc.so.6) 10' \
+	'thread (99): B;main (a.py:1);malloc (libc.so.6) 5' >"$SCRATCH/old.folded"
+printf '%s\n' 'thread (1234): A;main (a.py:7) 3' 'thread (99): B;main (a.py:9) 1' \
+	>"$SCRATCH/old-pyspy.txt"
+report -i "$SCRATCH/old.folded" --by thread --json >"$SCRATCH/old.json" ||
+	fail "report on py-spy 0.3 thread roots failed"
+got=$("$PY" -c 'import json, sys
+print(";".join("%s=%d" % (t["name"], t["samples"]) for t in json.load(open(sys.argv[1]))["threads"]))' \
+	"$SCRATCH/old.json")
+if [ "$got" = "thread (1234)=10;B=5" ]; then
+	pass "report --by thread: \`thread 1234\` is thread (1234)"
+else
+	fail "report --by thread on \`thread 1234\`: threads $got, want thread (1234)=10;B=5"
+fi
+# Per thread, each perf stack takes its own thread's py-spy line.
+if "$PERFSPY" merge -q --pyspy "$SCRATCH/old-pyspy.txt" -i "$SCRATCH/old.folded" \
+	-o "$SCRATCH/old-merged.txt"; then
+	printf '%s\n' 'thread (1234);main (a.py:7);malloc (libc.so.6) 10' \
+		'thread (99): B;main (a.py:9);malloc (libc.so.6) 5' >"$SCRATCH/old-want.txt"
+	same "$SCRATCH/old-want.txt" "$SCRATCH/old-merged.txt" \
+		"merge: \`thread 1234\` is thread 1234, as in the report"
+else
+	fail "merge on py-spy 0.3 thread roots failed"
+fi
+
 # Same input, same bytes.
 report -i "$data" --json >"$SCRATCH/r2.json"
 same "$SCRATCH/r.json" "$SCRATCH/r2.json" "deterministic JSON (two runs)"

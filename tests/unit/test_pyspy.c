@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Reading py-spy captures (libconv/pyspy.c, pyspy_speedscope.c,
- * json_read.c): the frame classifier, raw lines of every py-spy version
+ * pyspy_stack.c, json_read.c): raw lines of every py-spy version
  * (reference/pyspy-formats.md §1.2-§1.6, §6), speedscope sampled and
- * evented profiles (§2.1), and malformed input: every prefix of a valid
+ * evented profiles (§2.1), folded text from a file descriptor
+ * (perfspy_folder__read_folded_fd), and malformed input: every prefix of a valid
  * capture is read from an exactly sized heap copy, so valgrind or ASan
  * sees any read past the buffer.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/fold.h"
 #include "perfspy.h"
@@ -77,89 +80,6 @@ static void expect(const char *in, const char *want)
 
 	T_EQ_STR(out, want);
 	free(out);
-}
-
-static void parse(const char *s, const char *const *extra, struct pys_frame *fr)
-{
-	pys_parse_frame(s, strlen(s), extra, fr);
-}
-
-static bool part_is(const char *p, size_t n, const char *want)
-{
-	return p && strlen(want) == n && !memcmp(p, want, n);
-}
-
-static void test_classify(void)
-{
-	struct pys_frame fr;
-
-	parse("work (a.py:12)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && fr.has_line && fr.line == 12);
-	T(part_is(fr.name, fr.name_len, "work") && part_is(fr.file, fr.file_len, "a.py"));
-	parse("work (pkg/a.py)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && !fr.has_line && part_is(fr.file, fr.file_len, "pkg/a.py"));
-	parse("<module> (<frozen importlib._bootstrap>:241)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && fr.line == 241);
-	parse("<module> (<string>)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON);
-	parse("w (gui.pyw:3)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON);
-	/* Balanced parentheses: a '(' inside the file, names with spaces. */
-	parse("f (a (1).py:3)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && part_is(fr.file, fr.file_len, "a (1).py") && fr.line == 3);
-	parse("my func (a b.py:7)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && part_is(fr.name, fr.name_len, "my func"));
-	parse("operator() (x.cc:3)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && part_is(fr.name, fr.name_len, "operator()"));
-	parse("(anonymous namespace)::f (x.cc:1)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && part_is(fr.name, fr.name_len, "(anonymous namespace)::f"));
-	parse("0x7f1e2c3d4e5f (?)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && part_is(fr.file, fr.file_len, "?"));
-	parse("do_syscall_64 ([kernel.kallsyms])", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-	parse("neg (a.py:-1)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && fr.line == -1);
-	parse("c (C:\\x.py)", NULL, &fr);
-	T(fr.kind == PYS_PYTHON && !fr.has_line && part_is(fr.file, fr.file_len, "C:\\x.py"));
-	parse("", NULL, &fr);
-	T(fr.kind == PYS_NATIVE && !fr.file);
-	parse("unbalanced )", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-}
-
-static void test_classify_pseudo(void)
-{
-	static const char *const extra[] = { "*/bin/tool", "tool", NULL };
-	struct pys_frame fr;
-	u64 tid = 0;
-
-	/* Thread pseudo-frames of every version (§1.5). */
-	parse("thread (123): MainThread", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.name, fr.name_len, "MainThread"));
-	T(pys_tid_decimal(&fr, &tid) && tid == 123);
-	parse("thread (48260): Thread-1 (_pin_memory_loop)", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.name, fr.name_len, "Thread-1 (_pin_memory_loop)"));
-	parse("thread (0x7F3A2B1C0700)", NULL, &fr);
-	T(fr.kind == PYS_THREAD && !pys_tid_decimal(&fr, &tid));
-	parse("thread 1234", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.tid, fr.tid_len, "1234"));
-	parse("thread 0x7F3A ()", NULL, &fr);
-	T(fr.kind == PYS_THREAD && part_is(fr.tid, fr.tid_len, "0x7F3A"));
-	parse("thread abc", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-	parse("thread (12)x", NULL, &fr);
-	T(fr.kind != PYS_THREAD);
-	parse("process 12:\"sh -c a: b\"", NULL, &fr);
-	T(fr.kind == PYS_PROCESS);
-	parse("process 12:\"", NULL, &fr);
-	T(fr.kind != PYS_PROCESS);
-	/* Scripts without .py only with a pattern. */
-	parse("main (tool:3)", NULL, &fr);
-	T(fr.kind == PYS_NATIVE);
-	parse("main (tool:3)", extra, &fr);
-	T(fr.kind == PYS_PYTHON && fr.line == 3);
-	parse("main (/usr/bin/tool)", extra, &fr);
-	T(fr.kind == PYS_PYTHON);
 }
 
 static void test_raw(void)
@@ -437,11 +357,102 @@ static void test_files(void)
 	perfspy_folder__free(f);
 }
 
+/* @len bytes of @s written to a pipe @step bytes at a time by a child,
+ * read back with perfspy_folder__read_folded_fd: the folder's raw text. */
+static char *rd_fd(const char *s, size_t len, size_t step, int want_err,
+		   struct perfspy_read_stats *st)
+{
+	PERFSPY_OPTS(perfspy_read_opts, o, .display_name = "pipe");
+	struct perfspy_folder *f;
+	int p[2], status;
+	size_t i, k;
+	char *out;
+	pid_t pid;
+
+	T_EQ_INT(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		for (i = 0; i < len; i += k) {
+			k = len - i < step ? len - i : step;
+			if (write(p[1], s + i, k) != (ssize_t)k)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	perfspy_folder__new(&f);
+	T_EQ_INT(perfspy_folder__read_folded_fd(f, p[0], &o, st), want_err);
+	close(p[0]);
+	T(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status));
+	out = write_str(f);
+	perfspy_folder__free(f);
+	return out;
+}
+
+/*
+ * Folded text from a descriptor, a chunk at a time: the same folder as
+ * the whole text read at once, whatever the pieces the pipe delivers
+ * (a byte order mark split over two reads, lines across reads, a line
+ * longer than the reader's 256 KiB chunk, no final newline).
+ */
+static void test_folded_fd(void)
+{
+	PERFSPY_OPTS(perfspy_read_stats, st);
+	PERFSPY_OPTS(perfspy_read_opts, bad_fmt, .format = PERFSPY_CAPTURE_SPEEDSCOPE);
+	size_t n = 0, cap = 1 << 21, i, steps[] = { 61, 4096, 1 << 20 };
+	char *text = malloc(cap), *want, *got;
+	struct perfspy_folder *f;
+
+	n += (size_t)sprintf(text + n, "\xef\xbb\xbf" "thread 1234;main (a.py:1);f (libc.so.6) 3\r\n");
+	n += (size_t)sprintf(text + n, "not a stack\n\n");
+	for (i = 0; i < 20000; i++)
+		n += (size_t)sprintf(text + n, "thread (%zu): w;run (t.py:%zu);leaf%zu (x.c:1) %zu\n",
+				     i % 7, i % 13, i % 101, 1 + i % 5);
+	/* One frame of 300000 bytes. */
+	n += (size_t)sprintf(text + n, "long;");
+	memset(text + n, 'x', 300000);
+	n += 300000;
+	n += (size_t)sprintf(text + n, " 2\nprocess 1:\"a; b\";main (a.py:2) 4");
+	T(n < cap);
+
+	perfspy_folder__new(&f);
+	T_EQ_INT(rd_n(f, text, n, PERFSPY_CAPTURE_RAW, NULL), 0);
+	want = write_str(f);
+	perfspy_folder__free(f);
+	T(strstr(want, "thread (1234);main (a.py:1);f (libc.so.6) 3\n") != NULL);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		got = rd_fd(text, n, steps[i], 0, NULL);
+		T_EQ_STR(got, want);
+		free(got);
+	}
+	/* The byte order mark and first line one byte per read. */
+	got = rd_fd(text, 46, 1, 0, NULL);
+	T_EQ_STR(got, "thread (1234);main (a.py:1);f (libc.so.6) 3\n");
+	free(got);
+	got = rd_fd(text, n, 1 << 16, 0, &st);
+	T_EQ_INT(st.format, PERFSPY_CAPTURE_RAW);
+	T_EQ_INT(st.bad, 1);
+	T_EQ_INT(st.stacks, 20003);
+	T_EQ_INT(st.thread_samples, 3 + 60000);
+	free(got);
+	free(want);
+
+	/* Nothing but bad lines is no capture; an empty text is none either
+	 * (no stacks), and a speedscope format is refused. */
+	free(rd_fd("x\ny\n", 4, 1, -PERFSPY_E_CAPTURE, NULL));
+	free(rd_fd("", 0, 1, 0, &st));
+	T_EQ_INT(st.stacks, 0);
+	perfspy_folder__new(&f);
+	T_EQ_INT(perfspy_folder__read_folded_fd(f, 0, &bad_fmt, NULL), -PERFSPY_E_OPTS);
+	T_EQ_INT(perfspy_folder__read_folded_fd(f, -1, NULL, NULL), -EINVAL);
+	perfspy_folder__free(f);
+	free(text);
+}
+
 int main(void)
 {
 	find_fixdir();
-	test_classify();
-	test_classify_pseudo();
 	test_raw();
 	test_raw_more();
 	test_raw_bad();
@@ -449,5 +460,6 @@ int main(void)
 	test_json_depth();
 	test_prefixes();
 	test_files();
+	test_folded_fd();
 	TEST_MAIN_END();
 }

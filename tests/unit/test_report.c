@@ -101,6 +101,26 @@ static char *out_str(const struct perfspy_report *r, int by, unsigned top, bool 
 	return buf;
 }
 
+static struct perfspy_folder *folder(const char *text)
+{
+	struct perfspy_folder *f;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__read_pyspy(f, NULL, text, strlen(text), NULL, NULL), 0);
+	return f;
+}
+
+static char *write_str(struct perfspy_folder *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	T_EQ_INT(perfspy_folder__write(f, mf, NULL), 0);
+	fclose(mf);
+	return buf;
+}
+
 /* The split by construction: each category gets exactly the weights of
  * the stacks written for it. */
 static void test_split(void)
@@ -331,6 +351,70 @@ static void test_no_roots_and_empty(void)
 	perfspy_folder__free(e);
 }
 
+/*
+ * py-spy 0.3.0-0.3.3's thread root `thread 1234` (pyspy-formats.md §1.5)
+ * is thread 1234 to the report as it is to the merge (issue 12: the
+ * report once filed it under "(all threads)"). The folder is filled with
+ * perfspy_folder__add so the old form reaches both as it is, not
+ * rewritten by the py-spy reader.
+ */
+static void test_old_thread_root(void)
+{
+	static const char *const old[] = { "thread 1234", "main (a.py:1)",
+					   "malloc (libc.so.6)" };
+	static const char *const other[] = { "thread (99): B", "main (a.py:1)",
+					     "malloc (libc.so.6)" };
+	static const char text[] = "thread 1234;main (a.py:1);malloc (libc.so.6) 10\n"
+				   "thread (99): B;main (a.py:1);malloc (libc.so.6) 5\n";
+	PERFSPY_OPTS(perfspy_merge_stats, st);
+	struct perfspy_folder *f, *g, *py, *out;
+	struct perfspy_report *r, *r2;
+	char *s, *s2;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__add(f, old, 3, 10), 0);
+	T_EQ_INT(perfspy_folder__add(f, other, 3, 5), 0);
+	T_EQ_INT(perfspy_report__new(f, NULL, &r), 0);
+	s = out_str(r, PERFSPY_REPORT_BY_THREAD, 0, false);
+	T(strstr(s, "perfspy report: 15 samples, 2 thread names; rows by thread") != NULL);
+	T(strstr(s, "== thread (1234): 66.7%") != NULL);
+	T(strstr(s, "(all threads)") == NULL);
+
+	/* The same stacks as text, read back by the py-spy reader (which
+	 * writes the root `thread (1234)`): the same report, byte for byte. */
+	T_EQ_INT(perfspy_folder__new(&g), 0);
+	T_EQ_INT(perfspy_folder__read_pyspy(g, NULL, text, strlen(text), NULL, NULL), 0);
+	T_EQ_INT(perfspy_report__new(g, NULL, &r2), 0);
+	s2 = out_str(r2, PERFSPY_REPORT_BY_THREAD, 0, false);
+	T_EQ_STR(s2, s);
+	free(s);
+	free(s2);
+	s = out_str(r, PERFSPY_REPORT_BY_CATEGORY, 0, true);
+	s2 = out_str(r2, PERFSPY_REPORT_BY_CATEGORY, 0, true);
+	T_EQ_STR(s2, s);
+	free(s);
+	free(s2);
+
+	/* The merge reads the same root as thread 1234: it matches per
+	 * thread, each perf stack on its own thread's py-spy line (line 7
+	 * for 1234, line 9 for 99), none on another thread's. */
+	py = folder("thread (1234): A;main (a.py:7) 3\nthread (99): B;main (a.py:9) 1\n");
+	T_EQ_INT(perfspy_folder__new(&out), 0);
+	T_EQ_INT(perfspy_merge(f, py, NULL, out, &st), 0);
+	T(st.thread_aware);
+	T_EQ_INT(st.other_thread, 0);
+	s = write_str(out);
+	T_EQ_STR(s, "thread (99): B;main (a.py:9);malloc (libc.so.6) 5\n"
+		    "thread 1234;main (a.py:7);malloc (libc.so.6) 10\n");
+	free(s);
+	perfspy_report__free(r);
+	perfspy_report__free(r2);
+	perfspy_folder__free(f);
+	perfspy_folder__free(g);
+	perfspy_folder__free(py);
+	perfspy_folder__free(out);
+}
+
 int main(void)
 {
 	test_split();
@@ -338,5 +422,6 @@ int main(void)
 	test_json();
 	test_rules();
 	test_no_roots_and_empty();
+	test_old_thread_root();
 	TEST_MAIN_END();
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The flame graph and speedscope writers (write_svg.c,
- * write_speedscope.c) and their helpers (write_common.c): frame text
- * parsing, XML/JSON escaping of hostile bytes, goldens for a small
+ * write_speedscope.c) and their helpers (write_common.c): XML/JSON
+ * escaping of hostile bytes (frame text parsing is test_frame.c's), goldens for a small
  * folder, byte-identical output whatever the insertion order, the
  * min-width rule, one speedscope profile per thread, option checks.
  *
@@ -83,59 +83,6 @@ static char *fixed(u64 v, u64 div, unsigned digits)
 	T_EQ_INT(wout_finish(&w), 0);
 	fclose(mf);
 	return buf;
-}
-
-/* ---- frame text ---- */
-
-static void check_parse(const char *s, enum frame_kind kind, const char *func,
-			const char *file, unsigned long line)
-{
-	struct frame_parts p;
-
-	frame_parse(s, strlen(s), &p);
-	T_EQ_INT(p.kind, kind);
-	T(p.func_len == strlen(func) && !memcmp(p.func, func, p.func_len));
-	if (file)
-		T(p.file && p.file_len == strlen(file) && !memcmp(p.file, file, p.file_len));
-	else
-		T(!p.file);
-	T_EQ_INT(p.line, line);
-	if (p.kind != kind)
-		fprintf(stderr, "  (frame: %s)\n", s);
-}
-
-static void test_parse(void)
-{
-	check_parse("forward (torch/nn/modules/linear.py:134)", FRAME_PYTHON,
-		    "forward", "torch/nn/modules/linear.py", 134);
-	check_parse("<module> (train.py)", FRAME_PYTHON, "<module>", "train.py", 0);
-	check_parse("_find_and_load (<frozen importlib._bootstrap>:1165)", FRAME_PYTHON,
-		    "_find_and_load", "<frozen importlib._bootstrap>", 1165);
-	check_parse("py::main:/app/x.py", FRAME_PYTHON, "py::main:/app/x.py", NULL, 0);
-	check_parse("main (chain.c:41)", FRAME_NATIVE, "main", "chain.c", 41);
-	check_parse("ns::Worker::operator() (app.cc:12)", FRAME_NATIVE,
-		    "ns::Worker::operator()", "app.cc", 12);
-	check_parse("(anonymous namespace)::f (libx.so)", FRAME_NATIVE,
-		    "(anonymous namespace)::f", "libx.so", 0);
-	check_parse("0x7f3c2a1b9e40 (libcuda.so.535.104.05)", FRAME_NATIVE,
-		    "0x7f3c2a1b9e40", "libcuda.so.535.104.05", 0);
-	check_parse("[unknown]", FRAME_NATIVE, "[unknown]", NULL, 0);
-	check_parse("do_syscall_64 ([kernel.kallsyms])", FRAME_KERNEL,
-		    "do_syscall_64", "[kernel.kallsyms]", 0);
-	check_parse("do_syscall_64_[k]", FRAME_KERNEL, "do_syscall_64", NULL, 0);
-	check_parse("thread (48213): MainThread", FRAME_THREAD,
-		    "thread (48213): MainThread", NULL, 0);
-	check_parse("thread (0x7F3A2B1C0700)", FRAME_THREAD, "thread (0x7F3A2B1C0700)", NULL, 0);
-	check_parse("thread (7): Thread-1 (_pin_memory_loop)", FRAME_THREAD,
-		    "thread (7): Thread-1 (_pin_memory_loop)", NULL, 0);
-	/* A Python function called `thread` is not a root frame. */
-	check_parse("thread (worker.py:3)", FRAME_PYTHON, "thread", "worker.py", 3);
-	check_parse("process 48213:\"python train.py\"", FRAME_PROCESS,
-		    "process 48213:\"python train.py\"", NULL, 0);
-	check_parse("process (a.py:1)", FRAME_PYTHON, "process", "a.py", 1);
-	/* A line number is digits after the last ':' only. */
-	check_parse("f (C:\\x.py)", FRAME_PYTHON, "f", "C:\\x.py", 0);
-	check_parse("f (a.c:12x)", FRAME_NATIVE, "f", "a.c:12x", 0);
 }
 
 /* ---- escaping ---- */
@@ -405,7 +352,6 @@ static void test_idmap(void)
 int main(void)
 {
 	find_fixdir();
-	test_parse();
 	test_escape();
 	test_svg();
 	test_min_width();
