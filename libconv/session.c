@@ -25,6 +25,7 @@
 #include "common/hash.h"
 #include "frames/machine.h"
 #include "common/opts.h"
+#include "perfdata/evlist.h"
 #include "perfdata/order.h"
 #include "perfspy.h"
 #include "frames/stacks.h"
