@@ -556,7 +556,7 @@ static int run_pass(struct perfspy_session *s)
 {
 	struct order o;
 	struct rd_rec rec;
-	u64 t, n = 0, last_check = 0;
+	u64 t, n = 0, last_check = 0, limit;
 	int err = 0, r;
 
 	ord_init(&o);
@@ -579,14 +579,11 @@ static int run_pass(struct perfspy_session *s)
 		if (type == REC_FINISHED_ROUND) {
 			err = flush_queue(s, &o, ord_round(&o));
 		} else if (can_order(&s->rd) && (t = rec_time(&s->rd, rec.hdr))) {
-			if (t < o.flushed_upto)
+			if (ord_late(&o, t))
 				s->stats.out_of_order++;
 			err = ord_push(&o, &rec, t);
-			/* perf flushes half its queue when memory runs
-			 * short; we bound the copies the same way. */
-			if (!err && o.owned_bytes > (256u << 20))
-				err = flush_queue(s, &o, o.heap[0].time +
-						  (o.max_time - o.heap[0].time) / 2);
+			if (!err && ord_over_budget(&o, &limit))
+				err = flush_queue(s, &o, limit);
 		} else {
 			err = deliver(s, rec.hdr);
 		}
