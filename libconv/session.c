@@ -35,10 +35,9 @@
  * and over (unique chains are 7-25% of samples, anchors-and-speed.md
  * B.1), so a chain seen before in the same process, thread and maps goes
  * straight to its folded stack. The key is two independent 64-bit hashes
- * of the chain and its context (a false match needs a 128-bit
- * collision; the table's hash word is h1, and h1 = 0 stored as 1 costs
- * one bit of it); the process's map generation makes entries stale when
- * its maps change.
+ * of the chain and its context (a false match needs a 127-bit
+ * collision: the table keeps h1 with its top bit set, htab_tag); the
+ * process's map generation makes entries stale when its maps change.
  */
 struct chain_ent {
 	u64 h1; /* the table's hash word */

@@ -6,7 +6,8 @@
  * struct htab: open addressing with linear probing over a power-of-two
  * array of fixed-size entries, at most half full. Each entry is the
  * caller's struct and must begin with a u64 hash word, which the table
- * owns: 0 marks a free slot, so a hash of 0 is stored as 1. The table
+ * owns: 0 marks a free slot, and a used one holds the hash with its top
+ * bit set (htab_tag; slot indices take the low bits only). The table
  * keeps entries inline (one cache line per hit on the hot caches: the
  * callchain, frame and CFI caches) and regrows from the stored hash
  * words, never calling back into the caller. Keys are compared by an
@@ -58,9 +59,11 @@ static inline int htab_reserve(struct htab *t)
 	return (t->nr + 1) * 2 > t->cap ? htab_grow(t) : 0;
 }
 
+#define HTAB_USED (1ULL << 63)
+
 static inline u64 htab_tag(u64 h)
 {
-	return h ? h : 1;
+	return h | HTAB_USED;
 }
 
 static inline bool htab_used(const void *ent)
@@ -93,12 +96,19 @@ htab_probe(const struct htab *t, u64 h, htab_eq_fn *eq, const void *key)
 static inline __attribute__((always_inline)) void *
 htab_find(const struct htab *t, u64 h, htab_eq_fn *eq, const void *key)
 {
-	void *e;
+	size_t mask = t->cap - 1, i;
+	u64 tag = htab_tag(h);
 
 	if (!t->cap)
 		return NULL;
-	e = htab_probe(t, h, eq, key);
-	return htab_used(e) ? e : NULL;
+	for (i = (size_t)tag & mask;; i = (i + 1) & mask) {
+		u64 *e = (u64 *)(t->ents + i * t->esz);
+
+		if (*e == tag && eq(e, key))
+			return e;
+		if (!*e)
+			return NULL;
+	}
 }
 
 /* Take the free entry @e that htab_probe() returned for hash @h. */

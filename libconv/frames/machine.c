@@ -102,9 +102,19 @@ static void *get_obj(struct machine *m, struct htab *t, s32 key, size_t size,
 	return obj;
 }
 
+/* Every frame of a sample looks up the sample's process (mach_find_map),
+ * so the last one found is kept: processes are never removed, so it
+ * stays the table's answer for its pid. */
 static struct mach_proc *find_proc(struct machine *m, s32 pid)
 {
-	return find_obj(&m->procs, pid);
+	struct mach_proc *p = m->last_proc;
+
+	if (p && p->pid == pid)
+		return p;
+	p = find_obj(&m->procs, pid);
+	if (p)
+		m->last_proc = p;
+	return p;
 }
 
 static struct mach_proc *get_proc(struct machine *m, s32 pid)

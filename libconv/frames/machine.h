@@ -64,6 +64,7 @@ struct machine {
 	struct arena strs;
 
 	struct htab procs;   /* pid -> struct mach_proc * (machine.c) */
+	struct mach_proc *last_proc; /* the last one find_proc() found */
 	struct htab threads; /* tid -> struct mach_thread * */
 	size_t nr_threads;
 

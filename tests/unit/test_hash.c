@@ -92,8 +92,9 @@ static void test_many(void)
 	T(!get(&t, hash_mix(3), 3));
 }
 
-/* Every key with the same hash, and hashes 0 and 1 (0 is stored as 1):
- * equality alone must tell them apart, across growth. */
+/* Every key with the same hash, and hashes 0 and 1 << 63 (stored alike,
+ * with the top bit set): equality alone must tell them apart, across
+ * growth, and hash 0 must not read as a free slot. */
 static void test_collisions(void)
 {
 	struct htab t;
@@ -105,11 +106,11 @@ static void test_collisions(void)
 	for (i = 0; i < 300 && ok; i++)
 		ok = put(&t, 42, i, i + 1000);
 	for (i = 300; i < 310 && ok; i++)
-		ok = put(&t, i & 1, i, i + 1000); /* hashes 0 and 1 */
+		ok = put(&t, (i & 1) ? HTAB_USED : 0, i, i + 1000);
 	T(ok);
 	T_EQ_INT(t.nr, 310);
 	for (i = 0; i < 310; i++) {
-		e = get(&t, i < 300 ? 42 : (i & 1), i);
+		e = get(&t, i < 300 ? 42 : (i & 1) ? HTAB_USED : 0, i);
 		if (!e || e->val != i + 1000) {
 			T(!"colliding key lost");
 			break;
@@ -117,9 +118,11 @@ static void test_collisions(void)
 	}
 	T(!get(&t, 42, 300));
 	T(!get(&t, 42, 301)); /* another hash's key */
-	/* Hash 0 is stored as 1: the same key under either is found. */
+	/* 0 and 1 << 63 share a tag: the same key under either is found;
+	 * hash 1 is another tag. */
 	T(get(&t, 0, 301) != NULL);
-	T(get(&t, 1, 300) != NULL);
+	T(get(&t, HTAB_USED, 300) != NULL);
+	T(!get(&t, 1, 300));
 	htab_free(&t);
 }
 
