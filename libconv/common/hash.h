@@ -12,9 +12,10 @@
  * callchain, frame and CFI caches) and regrows from the stored hash
  * words, never calling back into the caller. Keys are compared by an
  * equality function handed to the probe; the probe is an always-inline
- * function, so a static @eq is inlined into the loop rather than called
- * through a pointer. There is no deletion: no user needs it. Entry
- * pointers stay valid until the next htab_reserve() that grows.
+ * function, so a static @eq is inlined into the loop (or called
+ * directly), never through a pointer. There is no deletion: no user
+ * needs it. Entry pointers stay valid until the next htab_reserve() that
+ * grows. A zeroed struct htab has no entry size: htab_init() it first.
  *
  * Usage:
  *	if (htab_reserve(&t))              (only when an insert may follow)
@@ -27,8 +28,8 @@
  *
  * struct strset: interned strings with dense ids 0..nr-1 in insertion
  * order, each copied once, NUL-terminated, into an arena that lives as
- * long as the set. Callers hang values off the ids in arrays of their
- * own (the folder's names, python.c's file records).
+ * long as the set (the folder's frame names, the symbolizer's source
+ * paths). Callers hang values off the ids in arrays of their own.
  */
 #ifndef PERFSPY_HASH_H
 #define PERFSPY_HASH_H
@@ -46,7 +47,9 @@ struct htab {
 /* @esz: sizeof the entry struct; @min_cap: the first allocation's slots
  * (rounded up to a power of two, at least 8). */
 void htab_init(struct htab *t, size_t esz, size_t min_cap);
-void htab_free(struct htab *t);	/* the array; entries' own data is the caller's */
+/* Frees the array (entries' own data is the caller's); the table stays
+ * initialized, empty and usable. */
+void htab_free(struct htab *t);
 
 /* Slow path of htab_reserve(): double (or first allocate) the array.
  * On -ENOMEM the table is unchanged and still usable. */
