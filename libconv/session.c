@@ -22,11 +22,28 @@
 #include <unistd.h>
 
 #include "common/fold.h"
+#include "common/hash.h"
 #include "frames/machine.h"
 #include "common/opts.h"
+#include "perfdata/evlist.h"
 #include "perfdata/order.h"
 #include "perfspy.h"
 #include "frames/stacks.h"
+
+/*
+ * Callchain cache: frame-pointer samples repeat the same callchains over
+ * and over (unique chains are 7-25% of samples, anchors-and-speed.md
+ * B.1), so a chain seen before in the same process, thread and maps goes
+ * straight to its folded stack. The key is two independent 64-bit hashes
+ * of the chain and its context (a false match needs a 127-bit
+ * collision: the table keeps h1 with its top bit set, htab_tag); the
+ * process's map generation makes entries stale when its maps change.
+ */
+struct chain_ent {
+	u64 h1; /* the table's hash word */
+	u64 h2;
+	u32 stack;
+};
 
 struct perfspy_session {
 	struct rd rd;
@@ -51,8 +68,7 @@ struct perfspy_session {
 	int sel_event;
 	struct stk_ctx stk;
 	bool stk_live;
-	struct chain_ent *chains;
-	size_t chains_cap, nr_chains;
+	struct htab chains; /* struct chain_ent */
 	struct unw_ctx *unw;
 	char *perf_map_dir;
 	struct timespec last_progress;
@@ -71,6 +87,7 @@ static int session_new(const struct perfspy_open_opts *opts,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	htab_init(&s->chains, sizeof(struct chain_ent), 4096);
 	s->fd = -1;
 	s->log.fn = OPTS_GET(opts, log_fn, NULL);
 	s->log.ctx = OPTS_GET(opts, log_ctx, NULL);
@@ -208,9 +225,7 @@ static void reset_pass(struct perfspy_session *s)
 	s->threads = NULL;
 	s->nr_threads = 0;
 	s->mach.perf_map_dir = s->perf_map_dir;
-	free(s->chains);
-	s->chains = NULL;
-	s->chains_cap = s->nr_chains = 0;
+	htab_free(&s->chains);
 	if (s->stk_live)
 		stk_free(&s->stk);
 	s->stk_live = false;
@@ -230,7 +245,7 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 	if (s->stk_live)
 		stk_free(&s->stk);
 	unw_ctx_free(s->unw);
-	free(s->chains);
+	htab_free(&s->chains);
 	free(s->perf_map_dir);
 	free(s->path);
 	free(s);
@@ -238,20 +253,6 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 
 /* ----------------------------------------------------------- samples */
 
-/*
- * Callchain cache: frame-pointer samples repeat the same callchains over
- * and over (unique chains are 7-25% of samples, anchors-and-speed.md
- * B.1), so a chain seen before in the same process, thread and maps goes
- * straight to its folded stack. The key is two independent 64-bit hashes
- * of the chain and its context (a false match needs a 128-bit
- * collision); the process's map generation makes entries stale when its
- * maps change.
- */
-struct chain_ent {
-	u64 h1, h2;
-	u32 stack;
-	u32 used;
-};
 
 static void chain_key(const struct perfspy_session *s, const struct rec_sample *smp,
 		      const struct mach_thread *t, u64 *h1, u64 *h2)
@@ -269,33 +270,18 @@ static void chain_key(const struct perfspy_session *s, const struct rec_sample *
 	hash_bytes128(smp->callchain, len, hash_bytes(ctx, sizeof(ctx), 1), h1, h2);
 }
 
+static bool chain_eq(const void *ent, const void *key)
+{
+	return ((const struct chain_ent *)ent)->h2 == *(const u64 *)key;
+}
+
+/* The entry of (@h1, @h2): used if the chain was seen, else free for
+ * fold_sample() to claim. NULL on -ENOMEM. */
 static struct chain_ent *chain_slot(struct perfspy_session *s, u64 h1, u64 h2)
 {
-	size_t i, mask;
-
-	if ((s->nr_chains + 1) * 2 > s->chains_cap) {
-		size_t ncap = s->chains_cap ? s->chains_cap * 2 : 4096, j;
-		struct chain_ent *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (j = 0; j < s->chains_cap; j++) {
-			if (!s->chains[j].used)
-				continue;
-			i = s->chains[j].h1 & (ncap - 1);
-			while (n[i].used)
-				i = (i + 1) & (ncap - 1);
-			n[i] = s->chains[j];
-		}
-		free(s->chains);
-		s->chains = n;
-		s->chains_cap = ncap;
-	}
-	mask = s->chains_cap - 1;
-	for (i = h1 & mask; s->chains[i].used; i = (i + 1) & mask)
-		if (s->chains[i].h1 == h1 && s->chains[i].h2 == h2)
-			break;
-	return &s->chains[i];
+	if (htab_reserve(&s->chains))
+		return NULL;
+	return htab_probe(&s->chains, h1, chain_eq, &h2);
 }
 
 static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
@@ -314,7 +300,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		ce = chain_slot(s, h1, h2);
 		if (!ce)
 			return -ENOMEM;
-		if (ce->used) {
+		if (htab_used(ce)) {
 			fold_add_to(s->folder, ce->stack, weight);
 			return 0;
 		}
@@ -354,10 +340,8 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		return fold_add_ids(s->folder, stack, (u32)n, weight);
 	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
 	if (!err) {
-		ce->h1 = h1;
 		ce->h2 = h2;
-		ce->used = 1;
-		s->nr_chains++;
+		htab_claim(&s->chains, ce, h1);
 	}
 	return err;
 }
@@ -571,7 +555,7 @@ static int run_pass(struct perfspy_session *s)
 {
 	struct order o;
 	struct rd_rec rec;
-	u64 t, n = 0, last_check = 0;
+	u64 t, n = 0, last_check = 0, limit;
 	int err = 0, r;
 
 	ord_init(&o);
@@ -594,14 +578,11 @@ static int run_pass(struct perfspy_session *s)
 		if (type == REC_FINISHED_ROUND) {
 			err = flush_queue(s, &o, ord_round(&o));
 		} else if (can_order(&s->rd) && (t = rec_time(&s->rd, rec.hdr))) {
-			if (t < o.flushed_upto)
+			if (ord_late(&o, t))
 				s->stats.out_of_order++;
 			err = ord_push(&o, &rec, t);
-			/* perf flushes half its queue when memory runs
-			 * short; we bound the copies the same way. */
-			if (!err && o.owned_bytes > (256u << 20))
-				err = flush_queue(s, &o, o.heap[0].time +
-						  (o.max_time - o.heap[0].time) / 2);
+			if (!err && ord_over_budget(&o, &limit))
+				err = flush_queue(s, &o, limit);
 		} else {
 			err = deliver(s, rec.hdr);
 		}

@@ -5,32 +5,32 @@
  * knows none of them.
  */
 #include "fold.h"
+#include "hash.h"
 #include "opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 struct fold_stack {
-	u64 hash;
 	u64 count;
 	size_t off; /* into pool */
 	u32 nr;
 };
 
+/* Stack table entry: hash word, index into stacks. */
+struct stack_ent {
+	u64 hash;
+	u32 idx;
+};
+
 struct perfspy_folder {
-	struct arena strs;
-	const char **names; /* id -> text */
-	u32 *name_lens;
-	size_t nr_names, cap_names, cap_lens;
-	u32 *name_slots; /* hash -> id + 1 */
-	size_t name_slots_cap;
+	struct strset names; /* frame id -> text */
 
 	u32 *pool;
 	size_t pool_len, pool_cap;
 	struct fold_stack *stacks;
 	size_t nr_stacks, cap_stacks;
-	u32 *stack_slots; /* hash -> stack index + 1 */
-	size_t stack_slots_cap;
+	struct htab stack_tab; /* struct stack_ent */
 	u64 total;
 };
 
@@ -40,7 +40,9 @@ PERFSPY_API int perfspy_folder__new(struct perfspy_folder **out)
 
 	if (!f)
 		return -ENOMEM;
-	arena_init(&f->strs);
+	strset_init(&f->names);
+	/* 1024 slots to start, as the folder always had. */
+	htab_init(&f->stack_tab, sizeof(struct stack_ent), 1024);
 	*out = f;
 	return 0;
 }
@@ -49,91 +51,23 @@ PERFSPY_API void perfspy_folder__free(struct perfspy_folder *f)
 {
 	if (!f)
 		return;
-	arena_free(&f->strs);
-	free(f->names);
-	free(f->name_lens);
-	free(f->name_slots);
+	strset_free(&f->names);
 	free(f->pool);
 	free(f->stacks);
-	free(f->stack_slots);
+	htab_free(&f->stack_tab);
 	free(f);
-}
-
-typedef u64 (*slot_hash_fn)(const struct perfspy_folder *f, u32 idx);
-
-/* Grow a slot table of @cap (a power of two) holding index+1 values
- * once it is half full. */
-static int rehash(u32 **slots, size_t *cap, size_t nr, slot_hash_fn hash_of,
-		  const struct perfspy_folder *f)
-{
-	size_t ncap = *cap ? *cap * 2 : 1024, i, j;
-	u32 *n;
-
-	if ((nr + 1) * 2 <= *cap)
-		return 0;
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < *cap; i++) {
-		u32 v = (*slots)[i];
-
-		if (!v)
-			continue;
-		j = hash_of(f, v - 1) & (ncap - 1);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = v;
-	}
-	free(*slots);
-	*slots = n;
-	*cap = ncap;
-	return 0;
-}
-
-/* Names keep no stored hash: recomputed only when the table grows. */
-static u64 name_hash_of(const struct perfspy_folder *f, u32 id)
-{
-	return hash_bytes(f->names[id], f->name_lens[id], 0);
-}
-
-static u64 stack_hash_of(const struct perfspy_folder *f, u32 idx)
-{
-	return f->stacks[idx].hash;
 }
 
 const char *fold_name(const struct perfspy_folder *f, u32 id)
 {
-	return id < f->nr_names ? f->names[id] : "";
+	return id < strset_nr(&f->names) ? strset_str(&f->names, id) : "";
 }
 
 static u32 intern_clean(struct perfspy_folder *f, const char *s, size_t len)
 {
-	u64 h = hash_bytes(s, len, 0);
-	const char *copy;
-	size_t i;
-	u32 v;
+	u32 id;
 
-	if (rehash(&f->name_slots, &f->name_slots_cap, f->nr_names,
-		   name_hash_of, f))
-		return FOLD_NO_ID;
-	for (i = h & (f->name_slots_cap - 1); (v = f->name_slots[i]);
-	     i = (i + 1) & (f->name_slots_cap - 1)) {
-		if (f->name_lens[v - 1] == len && !memcmp(f->names[v - 1], s, len))
-			return v - 1;
-	}
-	if (len > UINT32_MAX || f->nr_names >= UINT32_MAX - 1 ||
-	    ensure_mem((void **)&f->names, &f->cap_names, sizeof(*f->names),
-		       f->nr_names + 1) ||
-	    ensure_mem((void **)&f->name_lens, &f->cap_lens,
-		       sizeof(*f->name_lens), f->nr_names + 1))
-		return FOLD_NO_ID;
-	copy = arena_strndup(&f->strs, s, len);
-	if (!copy)
-		return FOLD_NO_ID;
-	f->names[f->nr_names] = copy;
-	f->name_lens[f->nr_names] = (u32)len;
-	f->name_slots[i] = (u32)(++f->nr_names);
-	return (u32)(f->nr_names - 1);
+	return strset_add(&f->names, s, len, &id) < 0 ? FOLD_NO_ID : id;
 }
 
 u32 fold_intern(struct perfspy_folder *f, const char *s, size_t len)
@@ -171,30 +105,40 @@ void fold_add_to(struct perfspy_folder *f, u32 idx, u64 weight)
 	f->total += weight;
 }
 
+struct stack_key {
+	const struct perfspy_folder *f;
+	const u32 *ids;
+	u32 nr;
+};
+
+static bool stack_eq(const void *ent, const void *key)
+{
+	const struct stack_key *k = key;
+	const struct fold_stack *st = &k->f->stacks[((const struct stack_ent *)ent)->idx];
+
+	return st->nr == k->nr &&
+	       (!k->nr || !memcmp(k->f->pool + st->off, k->ids, (size_t)k->nr * sizeof(*k->ids)));
+}
+
 int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 		     u64 weight, u32 *idx)
 {
 	u64 h = nr ? hash_bytes(ids, (size_t)nr * sizeof(*ids), 0x5bd1e995) :
 		hash_bytes("", 0, 0x5bd1e995);
+	struct stack_key key = { f, ids, nr };
+	struct stack_ent *e;
 	struct fold_stack *st;
-	size_t i;
-	u32 v;
 	int err;
 
-	err = rehash(&f->stack_slots, &f->stack_slots_cap, f->nr_stacks,
-		     stack_hash_of, f);
+	err = htab_reserve(&f->stack_tab);
 	if (err)
 		return err;
-	for (i = h & (f->stack_slots_cap - 1); (v = f->stack_slots[i]);
-	     i = (i + 1) & (f->stack_slots_cap - 1)) {
-		st = &f->stacks[v - 1];
-		if (st->hash == h && st->nr == nr &&
-		    (!nr || !memcmp(f->pool + st->off, ids, (size_t)nr * sizeof(*ids)))) {
-			st->count += weight;
-			f->total += weight;
-			*idx = v - 1;
-			return 0;
-		}
+	e = htab_probe(&f->stack_tab, h, stack_eq, &key);
+	if (htab_used(e)) {
+		f->stacks[e->idx].count += weight;
+		f->total += weight;
+		*idx = e->idx;
+		return 0;
 	}
 	if (f->nr_stacks >= UINT32_MAX - 1)
 		return -ENOMEM;
@@ -208,16 +152,16 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	if (err)
 		return err;
 	st = &f->stacks[f->nr_stacks];
-	st->hash = h;
 	st->count = weight;
 	st->off = f->pool_len;
 	st->nr = nr;
 	if (nr)
 		memcpy(f->pool + f->pool_len, ids, (size_t)nr * sizeof(*ids));
 	f->pool_len += nr;
-	f->stack_slots[i] = (u32)(++f->nr_stacks);
+	e->idx = (u32)f->nr_stacks;
+	htab_claim(&f->stack_tab, e, h);
 	f->total += weight;
-	*idx = (u32)(f->nr_stacks - 1);
+	*idx = (u32)(f->nr_stacks++);
 	return 0;
 }
 
@@ -284,8 +228,8 @@ static void item_of(const struct perfspy_folder *f, const struct fold_stack *st,
 {
 	u32 id = f->pool[st->off + depth];
 
-	it->name = f->names[id];
-	it->len = f->name_lens[id];
+	it->name = strset_str(&f->names, id);
+	it->len = strset_len(&f->names, id);
 	it->end = depth + 1 == st->nr;
 	it->nlen = 0;
 	if (it->end)
@@ -306,7 +250,7 @@ static int item_char(const struct item *it, u32 i)
 static int cmp_items(const struct perfspy_folder *f, const struct fold_stack *x,
 		     const struct fold_stack *y, u32 depth)
 {
-	u32 a = f->pool[x->off + depth], b = f->pool[y->off + depth], i, n;
+	u32 a = f->pool[x->off + depth], b = f->pool[y->off + depth], i, n, la, lb;
 	struct item ix, iy;
 	int c;
 
@@ -316,8 +260,10 @@ static int cmp_items(const struct perfspy_folder *f, const struct fold_stack *x,
 		/* ' ' (ends here) sorts before ';' (goes on). */
 		return ex == ey ? 0 : ex ? -1 : 1;
 	}
-	n = f->name_lens[a] < f->name_lens[b] ? f->name_lens[a] : f->name_lens[b];
-	c = memcmp(f->names[a], f->names[b], n);
+	la = strset_len(&f->names, a);
+	lb = strset_len(&f->names, b);
+	n = la < lb ? la : lb;
+	c = memcmp(strset_str(&f->names, a), strset_str(&f->names, b), n);
 	if (c)
 		return c;
 	/* One name is a prefix of the other: compare what follows. */
@@ -375,7 +321,7 @@ static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *tmp, size_t n)
 
 u32 fold_name_len(const struct perfspy_folder *f, u32 id)
 {
-	return id < f->nr_names ? f->name_lens[id] : 0;
+	return id < strset_nr(&f->names) ? strset_len(&f->names, id) : 0;
 }
 
 void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,

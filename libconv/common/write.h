@@ -54,17 +54,4 @@ size_t utf8_len(const unsigned char *s, size_t n);
  * counts as one character). */
 size_t utf8_prefix(const char *s, size_t n, size_t chars);
 
-/* Open-addressing map u32 -> u64, for frame ids; key UINT32_MAX unused. */
-struct idmap {
-	u32 *keys; /* key + 1; 0 is empty */
-	u64 *vals;
-	size_t nr, cap;
-};
-
-void idmap_free(struct idmap *m);
-/* Pointer to the value of @key, or NULL. */
-u64 *idmap_get(const struct idmap *m, u32 key);
-/* Pointer to the value of @key, inserted as 0 if absent; NULL on ENOMEM. */
-u64 *idmap_put(struct idmap *m, u32 key);
-
 #endif

@@ -64,56 +64,45 @@ static bool key_equal(const struct mg *m, const struct mg_entry *e,
 	       !memcmp(m->pool + r->nat_off, k->nat, k->len_nat * sizeof(*k->nat));
 }
 
-/* The entry of key @k, or NULL with *@slot the free slot where it would
- * go (linear probing; slots hold entry index + 1). */
-static struct mg_entry *find(const struct mg *m, const struct mg_key *k, size_t *slot)
-{
-	size_t mask = m->nslots - 1, i;
-	u32 v;
+struct mg_slot {
+	u64 hash;
+	u32 ent;
+};
 
-	*slot = 0;
-	if (!m->nslots)
-		return NULL;
-	for (i = k->hash & mask; (v = m->slots[i]); i = (i + 1) & mask)
-		if (key_equal(m, &m->ents[v - 1], k))
-			return &m->ents[v - 1];
-	*slot = i;
-	return NULL;
+struct mg_probe {
+	const struct mg *m;
+	const struct mg_key *k;
+};
+
+static bool slot_eq(const void *ent, const void *key)
+{
+	const struct mg_probe *p = key;
+
+	return key_equal(p->m, &p->m->ents[((const struct mg_slot *)ent)->ent], p->k);
 }
 
-/* Keep the table at most half full, so probes stay short. */
-static int grow_slots(struct mg *m)
+static struct mg_entry *lookup(const struct mg *m, const struct mg_key *k)
 {
-	size_t ncap = m->nslots ? m->nslots * 2 : 1024, i, j;
-	u32 *n;
+	struct mg_probe p = { m, k };
+	const struct mg_slot *s = htab_find(&m->ent_tab, k->hash, slot_eq, &p);
 
-	if ((m->nr_ents + 1) * 2 <= m->nslots)
-		return 0;
-	n = calloc(ncap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < m->nr_ents; i++) {
-		for (j = m->ents[i].hash & (ncap - 1); n[j]; j = (j + 1) & (ncap - 1))
-			;
-		n[j] = (u32)i + 1;
-	}
-	free(m->slots);
-	m->slots = n;
-	m->nslots = ncap;
-	return 0;
+	return s ? &m->ents[s->ent] : NULL;
 }
 
 /* Link py-spy stack @stack to the entry of @k, creating the entry (with
  * @stack as the representative its key is verified against). */
 static int insert(struct mg *m, const struct mg_key *k, u32 stack)
 {
+	struct mg_probe p = { m, k };
 	struct mg_entry *e;
-	size_t slot;
+	struct mg_slot *s;
 
-	if (grow_slots(m))
+	if (htab_reserve(&m->ent_tab))
 		return -ENOMEM;
-	e = find(m, k, &slot);
-	if (!e) {
+	s = htab_probe(&m->ent_tab, k->hash, slot_eq, &p);
+	if (htab_used(s)) {
+		e = &m->ents[s->ent];
+	} else {
 		if (m->nr_ents >= UINT32_MAX - 1 ||
 		    ensure_mem((void **)&m->ents, &m->cap_ents, sizeof(*m->ents),
 			       m->nr_ents + 1))
@@ -126,7 +115,8 @@ static int insert(struct mg *m, const struct mg_key *k, u32 stack)
 		e->len_py = k->len_py;
 		e->len_nat = k->len_nat;
 		e->rep = stack;
-		m->slots[slot] = (u32)++m->nr_ents;
+		s->ent = (u32)m->nr_ents++;
+		htab_claim(&m->ent_tab, s, k->hash);
 	}
 	if (m->nr_links >= UINT32_MAX - 1 ||
 	    ensure_mem((void **)&m->links, &m->cap_links, sizeof(*m->links),
@@ -247,12 +237,6 @@ struct mg_match {
 	u32 j; /* native join: where the perf stack's own frames resume */
 };
 
-static struct mg_entry *lookup(const struct mg *m, const struct mg_key *k)
-{
-	size_t slot;
-
-	return find(m, k, &slot);
-}
 
 /* Thread keys to try: own thread first when thread-aware. A thread py-spy
  * never saw (it started late, or ran only native code) still gets lines
@@ -466,9 +450,9 @@ static void mg_free(struct mg *m)
 	free(m->pool);
 	free(m->lines);
 	free(m->ents);
-	free(m->slots);
+	htab_free(&m->ent_tab);
 	free(m->links);
-	mg_map_free(&m->rew);
+	idmap_free(&m->rew);
 	free(m->text);
 	free(m->obuf);
 	free(m->alloc);
@@ -493,6 +477,7 @@ static int mg_init(struct mg *m, const struct perfspy_merge_opts *o)
 	m->native_join = !OPTS_GET(o, no_native_join, false);
 	m->unmatched = OPTS_GET(o, unmatched, NULL);
 	m->keep_roots = roots;
+	htab_init(&m->ent_tab, sizeof(struct mg_slot), 1024);
 	if (perfspy_folder__new(&m->atoms) || perfspy_folder__new(&m->files))
 		return -ENOMEM;
 	return 0;

@@ -29,6 +29,7 @@
 
 #include "perfspy.h"
 #include "pyspy.h"
+#include "common/hash.h"
 #include "common/util.h"
 
 #define MG_NO_ATOM UINT32_MAX
@@ -91,13 +92,6 @@ struct mg_link {
 	u32 next; /* link + 1, 0 = end */
 };
 
-/* u64 -> u32 map (open addressing, keys stored + 1 so 0 is empty). */
-struct mg_map {
-	u64 *keys;
-	u32 *vals;
-	size_t cap, n;
-};
-
 /* One input folder and what its frames are. */
 struct mg_side {
 	const struct perfspy_folder *f;
@@ -149,14 +143,13 @@ struct mg {
 	size_t cap_lines;
 	struct mg_entry *ents;
 	size_t nr_ents, cap_ents;
-	u32 *slots; /* entry index + 1 */
-	size_t nslots;
+	struct htab ent_tab; /* key -> index into ents (struct mg_slot) */
 	struct mg_link *links;
 	size_t nr_links, cap_links;
 
 	struct perfspy_folder *out;
 	struct perfspy_folder *unmatched;
-	struct mg_map rew; /* (perf frame id, line) -> output frame id */
+	struct idmap rew; /* (perf frame id, line) -> output frame id */
 	char *text;
 	size_t cap_text;
 	u32 *obuf;
@@ -193,7 +186,6 @@ int mg_emit_native(struct mg *m, const struct mg_view *v, struct mg_entry *e, u3
 /* Add @v's skeleton (Python frames, no lines) to opts->unmatched. */
 int mg_note_unmatched(struct mg *m, const struct mg_view *v);
 
-void mg_map_free(struct mg_map *map);
 
 /*
  * Split @count over @n variants with weights @vars[i].weight: each gets

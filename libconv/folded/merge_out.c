@@ -16,57 +16,6 @@
 #include "common/fold.h"
 #include "merge.h"
 
-/* ---- u64 -> u32 map ---- */
-
-void mg_map_free(struct mg_map *map)
-{
-	free(map->keys);
-	free(map->vals);
-	memset(map, 0, sizeof(*map));
-}
-
-/* The value slot of @key, inserted when new (*@fresh); NULL on -ENOMEM.
- * Doubles at half load, rehashing every key. */
-static u32 *map_slot(struct mg_map *map, u64 key, bool *fresh)
-{
-	size_t mask, i;
-
-	if ((map->n + 1) * 2 > map->cap) {
-		size_t ncap = map->cap ? map->cap * 2 : 256, j;
-		u64 *nk = calloc(ncap, sizeof(*nk));
-		u32 *nv = calloc(ncap, sizeof(*nv));
-
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return NULL;
-		}
-		for (i = 0; i < map->cap; i++) {
-			if (!map->keys[i])
-				continue;
-			for (j = hash_mix(map->keys[i]) & (ncap - 1); nk[j]; j = (j + 1) & (ncap - 1))
-				;
-			nk[j] = map->keys[i];
-			nv[j] = map->vals[i];
-		}
-		free(map->keys);
-		free(map->vals);
-		map->keys = nk;
-		map->vals = nv;
-		map->cap = ncap;
-	}
-	mask = map->cap - 1;
-	for (i = hash_mix(key + 1) & mask; map->keys[i]; i = (i + 1) & mask)
-		if (map->keys[i] == key + 1) {
-			*fresh = false;
-			return &map->vals[i];
-		}
-	map->keys[i] = key + 1;
-	map->n++;
-	*fresh = true;
-	return &map->vals[i];
-}
-
 /* ---- output frames ---- */
 
 /* Each input frame is interned in the output once; later uses hit the
@@ -114,19 +63,21 @@ static u32 with_line(struct mg *m, struct perfspy_folder *f, u32 id, s32 line)
 /* Perf Python frame @id with py-spy's @line (cached per (id, line)). */
 static u32 rewritten(struct mg *m, u32 id, s32 line)
 {
-	bool fresh;
-	u32 *v, o;
+	u64 key = (u64)id << 32 | (u32)line, *v;
+	u32 o;
 
 	if (line <= 0)
 		return mg_out_id(m, &m->perf, id);
-	v = map_slot(&m->rew, (u64)id << 32 | (u32)line, &fresh);
+	v = idmap_get(&m->rew, key);
+	if (v)
+		return (u32)*v;
+	v = idmap_put(&m->rew, key);
 	if (!v)
 		return FOLD_NO_ID;
-	if (!fresh)
-		return *v;
-	/* On -ENOMEM the merge stops, so the slot is never read again. */
+	/* On -ENOMEM the merge stops, so the entry is never read again. */
 	o = with_line(m, m->out, id, line);
-	return *v = o;
+	*v = o;
+	return o;
 }
 
 /* ---- variants ---- */

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "common/fold.h"
+#include "common/hash.h"
 #include "common/opts.h"
 
 /*
@@ -350,49 +351,45 @@ static u64 rel_hash(u32 a, u32 b)
 	return hash_mix(((u64)a << 32 | b) ^ 0x2545f4914f6cdd1dULL);
 }
 
-static int rel_grow(struct rp_rel *rel)
-{
-	size_t ncap = rel->slots_cap ? rel->slots_cap * 2 : 256, i, j;
-	u32 *s;
+struct rel_slot {
+	u64 hash;
+	u32 idx;
+};
 
-	if ((rel->nr + 1) * 2 <= rel->slots_cap)
-		return 0;
-	s = calloc(ncap, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < rel->nr; i++) {
-		j = rel_hash(rel->e[i].a, rel->e[i].b) & (ncap - 1);
-		while (s[j])
-			j = (j + 1) & (ncap - 1);
-		s[j] = (u32)i + 1;
-	}
-	free(rel->slots);
-	rel->slots = s;
-	rel->slots_cap = ncap;
-	return 0;
+struct rel_key {
+	const struct rp_rel *rel;
+	u32 a, b;
+};
+
+static bool rel_eq(const void *ent, const void *key)
+{
+	const struct rel_key *k = key;
+	const struct rp_ent *e = &k->rel->e[((const struct rel_slot *)ent)->idx];
+
+	return e->a == k->a && e->b == k->b;
 }
 
 static int rel_add(struct rp_rel *rel, u32 a, u32 b, u64 n)
 {
-	size_t i;
-	u32 v;
+	struct rel_key key = { rel, a, b };
+	u64 h = rel_hash(a, b);
+	struct rel_slot *s;
 
 	if (a == RP_NONE || b == RP_NONE)
 		return 0; /* nothing to count on that side */
-	if (rel_grow(rel))
+	if (htab_reserve(&rel->tab))
 		return -ENOMEM;
-	for (i = rel_hash(a, b) & (rel->slots_cap - 1); (v = rel->slots[i]);
-	     i = (i + 1) & (rel->slots_cap - 1)) {
-		if (rel->e[v - 1].a == a && rel->e[v - 1].b == b) {
-			rel->e[v - 1].n += n;
-			return 0;
-		}
+	s = htab_probe(&rel->tab, h, rel_eq, &key);
+	if (htab_used(s)) {
+		rel->e[s->idx].n += n;
+		return 0;
 	}
 	if (rel->nr >= UINT32_MAX - 1 ||
 	    ensure_mem((void **)&rel->e, &rel->cap, sizeof(*rel->e), rel->nr + 1))
 		return -ENOMEM;
 	rel->e[rel->nr] = (struct rp_ent){ a, b, n };
-	rel->slots[i] = (u32)++rel->nr;
+	s->idx = (u32)rel->nr++;
+	htab_claim(&rel->tab, s, h);
 	return 0;
 }
 
@@ -642,6 +639,7 @@ PERFSPY_API int perfspy_report__new(const struct perfspy_folder *f,
 				    struct perfspy_report **out)
 {
 	struct perfspy_report *r;
+	size_t i;
 	int err;
 
 	if (!OPTS_VALID(opts, perfspy_report_opts))
@@ -650,6 +648,8 @@ PERFSPY_API int perfspy_report__new(const struct perfspy_folder *f,
 	if (!r)
 		return -ENOMEM;
 	arena_init(&r->pats);
+	for (i = 0; i < REL_N; i++)
+		htab_init(&r->rel[i].tab, sizeof(struct rel_slot), 256);
 	r->log.fn = OPTS_GET(opts, log_fn, NULL);
 	r->log.ctx = OPTS_GET(opts, log_ctx, NULL);
 	r->log.level = LOG_DEBUG;
@@ -684,7 +684,7 @@ PERFSPY_API void perfspy_report__free(struct perfspy_report *r)
 		return;
 	for (i = 0; i < REL_N; i++) {
 		free(r->rel[i].e);
-		free(r->rel[i].slots);
+		htab_free(&r->rel[i].tab);
 	}
 	perfspy_folder__free(r->names);
 	arena_free(&r->pats);

@@ -17,6 +17,7 @@
 
 #include "perfspy.h"
 #include "common/frame.h"
+#include "common/hash.h"
 #include "common/util.h"
 #include "common/write.h"
 
@@ -38,10 +39,9 @@ struct rp_ent {
 };
 
 struct rp_rel {
-	struct rp_ent *e;
+	struct rp_ent *e; /* in first-seen order */
 	size_t nr, cap;
-	u32 *slots; /* hash(a, b) -> entry index + 1 */
-	size_t slots_cap;
+	struct htab tab; /* (a, b) -> index into e (struct rel_slot) */
 };
 
 enum rp_kind { RK_FUNC = 0, RK_LIB, RK_FRAME, RK_KERNEL };

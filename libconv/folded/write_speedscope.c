@@ -21,6 +21,7 @@
  * "activeProfileIndex" opens the heaviest thread first.
  */
 #include "writers.h"
+#include "common/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>

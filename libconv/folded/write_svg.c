@@ -19,6 +19,7 @@
  * outside the file.
  */
 #include "writers.h"
+#include "common/hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,8 +48,17 @@ struct fg_tree {
 	const struct perfspy_folder *f;
 	struct fg_node *n;
 	size_t nr, cap;
-	u32 *slots; /* hash(parent, name) -> node + 1 */
-	size_t slots_cap;
+	struct htab tab; /* (parent, name) -> node (struct fg_slot) */
+};
+
+struct fg_slot {
+	u64 hash;
+	u32 node;
+};
+
+struct fg_key {
+	const struct fg_tree *t;
+	u32 parent, name;
 };
 
 static u64 node_hash(u32 parent, u32 name)
@@ -56,26 +66,12 @@ static u64 node_hash(u32 parent, u32 name)
 	return hash_mix(((u64)parent << 32 | name) + 0x9e3779b97f4a7c15ULL);
 }
 
-static int fg_rehash(struct fg_tree *t)
+static bool fg_eq(const void *ent, const void *key)
 {
-	size_t ncap = t->slots_cap ? t->slots_cap * 2 : 1024, i, j;
-	u32 *s;
+	const struct fg_key *k = key;
+	const struct fg_node *n = &k->t->n[((const struct fg_slot *)ent)->node];
 
-	if ((t->nr + 1) * 2 <= t->slots_cap)
-		return 0;
-	s = calloc(ncap, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (i = 1; i < t->nr; i++) { /* the root is never looked up */
-		j = node_hash(t->n[i].parent, t->n[i].name) & (ncap - 1);
-		while (s[j])
-			j = (j + 1) & (ncap - 1);
-		s[j] = (u32)i + 1;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->slots_cap = ncap;
-	return 0;
+	return n->parent == k->parent && n->name == k->name;
 }
 
 static int fg_new_node(struct fg_tree *t, u32 parent, u32 name, u32 *out)
@@ -95,25 +91,27 @@ static int fg_new_node(struct fg_tree *t, u32 parent, u32 name, u32 *out)
 	return 0;
 }
 
-/* The child @name of @parent, made if new. */
+/* The child @name of @parent, made if new. The root is never looked up,
+ * so it has no entry. */
 static int fg_child(struct fg_tree *t, u32 parent, u32 name, u32 *out)
 {
-	size_t i;
-	u32 v;
-	int err = fg_rehash(t);
+	struct fg_key key = { t, parent, name };
+	u64 h = node_hash(parent, name);
+	struct fg_slot *s;
+	int err = htab_reserve(&t->tab);
 
 	if (err)
 		return err;
-	for (i = node_hash(parent, name) & (t->slots_cap - 1); (v = t->slots[i]);
-	     i = (i + 1) & (t->slots_cap - 1)) {
-		if (t->n[v - 1].parent == parent && t->n[v - 1].name == name) {
-			*out = v - 1;
-			return 0;
-		}
+	s = htab_probe(&t->tab, h, fg_eq, &key);
+	if (htab_used(s)) {
+		*out = s->node;
+		return 0;
 	}
 	err = fg_new_node(t, parent, name, out);
-	if (!err)
-		t->slots[i] = *out + 1;
+	if (!err) {
+		s->node = *out;
+		htab_claim(&t->tab, s, h);
+	}
 	return err;
 }
 
@@ -494,6 +492,7 @@ int write_svg(const struct perfspy_folder *f, FILE *out, const char *title)
 	err = wout_init(&w, out);
 	if (err)
 		return err;
+	htab_init(&t.tab, sizeof(struct fg_slot), 1024);
 	err = fg_build(&t);
 	if (!err)
 		err = fg_layout(&t);
@@ -506,7 +505,7 @@ int write_svg(const struct perfspy_folder *f, FILE *out, const char *title)
 		wout_str(&w, "</svg>\n");
 	}
 	free(t.n);
-	free(t.slots);
+	htab_free(&t.tab);
 	if (err) {
 		free(w.buf);
 		return err;

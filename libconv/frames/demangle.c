@@ -201,10 +201,22 @@ static void strip_sig(const char *s, size_t len, size_t *start, size_t *out,
  * `_Z` name). @stable: @name outlives the ctx (ELF/DWARF string), so it
  * can serve as the cache key without a copy.
  */
+struct dm_ent {
+	u64 hash;
+	const char *key; /* the mangled name (stable or arena copy) */
+	const char *val;
+};
+
+static bool dm_eq(const void *ent, const void *key)
+{
+	return !strcmp(((const struct dm_ent *)ent)->key, key);
+}
+
 int sym_demangle_name(struct sym_ctx *ctx, const char *name, bool stable,
 		      const char **out)
 {
 	const char *key = name, *val;
+	struct dm_ent *e;
 	size_t start, len;
 	char *full;
 	int status = 0;
@@ -213,10 +225,12 @@ int sym_demangle_name(struct sym_ctx *ctx, const char *name, bool stable,
 	*out = name;
 	if (name[0] != '_' || name[1] != 'Z')
 		return 0;
-	h = sym_str_hash(name);
-	val = sym_strmap_get(&ctx->demangled, name, h);
-	if (val) {
-		*out = val;
+	if (!ctx->demangled.esz)
+		htab_init(&ctx->demangled, sizeof(struct dm_ent), 64);
+	h = hash_bytes(name, strlen(name), 0);
+	e = htab_find(&ctx->demangled, h, dm_eq, name);
+	if (e) {
+		*out = e->val;
 		return 0;
 	}
 	full = __cxa_demangle(name, NULL, NULL, &status);
@@ -234,8 +248,13 @@ int sym_demangle_name(struct sym_ctx *ctx, const char *name, bool stable,
 		if (!val)
 			return -ENOMEM;
 	}
-	if (sym_strmap_put(&ctx->demangled, key, h, val))
+	/* Not found above: the probe ends on a free entry. */
+	if (htab_reserve(&ctx->demangled))
 		return -ENOMEM;
+	e = htab_probe(&ctx->demangled, h, dm_eq, name);
+	e->key = key;
+	e->val = val;
+	htab_claim(&ctx->demangled, e, h);
 	*out = val;
 	return 0;
 }

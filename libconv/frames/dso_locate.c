@@ -73,6 +73,22 @@ static Elf *elf_open_path(const char *path)
 	return elf;
 }
 
+size_t sym_bid_trim(const u8 *b, size_t n)
+{
+	while (n && !b[n - 1])
+		n--;
+	return n;
+}
+
+/* perf.data pads build ids with zeros (20 bytes in 24-byte fields,
+ * perf-data-format.md HEADER_BUILD_ID), so compare modulo that padding. */
+bool sym_bid_equal(const u8 *a, size_t na, const u8 *b, size_t nb)
+{
+	na = sym_bid_trim(a, na);
+	nb = sym_bid_trim(b, nb);
+	return na == nb && !memcmp(a, b, na);
+}
+
 /* False (and one warning per DSO) if @elf's NT_GNU_BUILD_ID note differs
  * from the recorded one. A file without the note cannot be checked. */
 static bool bid_ok(struct sym_ctx *ctx, struct sym_dso *dso, Elf *elf,

@@ -146,57 +146,38 @@ static int index_scope(Dwarf_Die *parent, struct fnvec *fv, int depth)
 	return err;
 }
 
-static struct cu_fns *cufns_slot(struct cu_fns *tab, size_t cap,
-				 Dwarf_Off key)
+static bool cufns_eq(const void *ent, const void *key)
 {
-	size_t mask = cap - 1, i = hash_mix(key) & mask;
-
-	while (tab[i].key && tab[i].key != key)
-		i = (i + 1) & mask;
-	return &tab[i];
-}
-
-static int cufns_grow(struct sym_dso *d)
-{
-	size_t ncap = d->cufns_cap ? d->cufns_cap * 2 : 16, i;
-	struct cu_fns *tab = calloc(ncap, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < d->cufns_cap; i++)
-		if (d->cufns[i].key)
-			*cufns_slot(tab, ncap, d->cufns[i].key) = d->cufns[i];
-	free(d->cufns);
-	d->cufns = tab;
-	d->cufns_cap = ncap;
-	return 0;
+	return ((const struct cu_fns *)ent)->key == *(const Dwarf_Off *)key;
 }
 
 static int cu_fns_get(struct sym_dso *d, Dwarf_Die *cu, struct cu_fns **out)
 {
-	Dwarf_Off key = dwarf_dieoffset(cu) + 1;
+	Dwarf_Off key = dwarf_dieoffset(cu);
+	u64 h = hash_mix(key + 1);
 	struct fnvec fv = { 0 };
 	struct cu_fns *e;
 	int err;
 
-	if (d->cufns_cap) {
-		e = cufns_slot(d->cufns, d->cufns_cap, key);
-		if (e->key) {
-			*out = e;
-			return 0;
-		}
-	}
-	if ((d->cufns_n + 1) * 2 > d->cufns_cap && cufns_grow(d))
+	if (!d->cufns.esz)
+		htab_init(&d->cufns, sizeof(struct cu_fns), 16);
+	if (htab_reserve(&d->cufns))
 		return -ENOMEM;
+	e = htab_probe(&d->cufns, h, cufns_eq, &key);
+	if (htab_used(e)) {
+		*out = e;
+		return 0;
+	}
 	err = index_scope(cu, &fv, 0);
 	if (err) {
 		free(fv.v);
 		return err;
 	}
 	xqsort(fv.v, fv.n, sizeof(*fv.v), range_cmp);
-	e = cufns_slot(d->cufns, d->cufns_cap, key);
-	*e = (struct cu_fns){ key, fv.v, fv.n };
-	d->cufns_n++;
+	e->key = key;
+	e->v = fv.v;
+	e->n = fv.n;
+	htab_claim(&d->cufns, e, h);
 	*out = e;
 	return 0;
 }
@@ -273,11 +254,10 @@ static int abs_path(struct sym_ctx *ctx, Dwarf_Die *cu, const char *file,
 		    const char **out)
 {
 	char buf[PATH_MAX];
-	const char *dir, *v;
+	const char *dir;
 	Dwarf_Attribute a;
-	char *s;
+	u32 id;
 	int n;
-	u64 h;
 
 	*out = file;
 	if (!file || file[0] == '/')
@@ -290,15 +270,9 @@ static int abs_path(struct sym_ctx *ctx, Dwarf_Die *cu, const char *file,
 	n = snprintf(buf, sizeof(buf), "%s/%s", dir, file);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return 0;
-	h = sym_str_hash(buf);
-	v = sym_strmap_get(&ctx->paths, buf, h);
-	if (!v) {
-		if (!(s = arena_strdup(&ctx->arena, buf)) ||
-		    sym_strmap_put(&ctx->paths, s, h, s))
-			return -ENOMEM;
-		v = s;
-	}
-	*out = v;
+	if (strset_add(&ctx->paths, buf, (size_t)n, &id) < 0)
+		return -ENOMEM;
+	*out = strset_str(&ctx->paths, id);
 	return 0;
 }
 

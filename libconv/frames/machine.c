@@ -15,101 +15,133 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+/* Entry of the procs and threads tables: the pid or tid and its object. */
+struct id_ent {
+	u64 hash;
+	s32 key;
+	void *obj; /* struct mach_proc or mach_thread, in m->strs */
+};
+
+struct bid_ent {
+	u64 hash;
+	struct mach_bid b;
+};
+
 int mach_init(struct machine *m, struct sym_ctx *sym, const struct log_sink *log)
 {
 	memset(m, 0, sizeof(*m));
 	m->sym = sym;
 	m->log = log;
 	arena_init(&m->strs);
+	htab_init(&m->procs, sizeof(struct id_ent), 64);
+	htab_init(&m->threads, sizeof(struct id_ent), 64);
+	htab_init(&m->bids, sizeof(struct bid_ent), 64);
 	return 0;
 }
 
 void mach_free(struct machine *m)
 {
-	size_t i;
+	const struct id_ent *e;
+	size_t pos = 0;
 
-	for (i = 0; i < m->procs_cap; i++) {
-		if (m->procs[i]) {
-			free(m->procs[i]->maps);
-			jit_map_free(m->procs[i]->jit);
-		}
+	while ((e = htab_next(&m->procs, &pos))) {
+		struct mach_proc *p = e->obj;
+
+		free(p->maps);
+		jit_map_free(p->jit);
 	}
-	free(m->procs);
-	free(m->threads);
-	free(m->bids);
+	htab_free(&m->procs);
+	htab_free(&m->threads);
+	htab_free(&m->bids);
 	arena_free(&m->strs);
 	memset(m, 0, sizeof(*m));
 }
 
-/* ------------------------------------------------ pointer hash tables */
+/* ------------------------------------------------ pid and tid tables */
 
-/* Open addressing keyed by an s32 read through @key_of; grows at 1/2. */
-#define DEFINE_TABLE(NAME, TYPE, KEY)                                         \
-	static TYPE **NAME##_slot(TYPE **tab, size_t cap, s32 key)            \
-	{                                                                     \
-		size_t i = hash_mix((u64)(u32)key) & (cap - 1);               \
-		while (tab[i] && tab[i]->KEY != key)                          \
-			i = (i + 1) & (cap - 1);                              \
-		return &tab[i];                                               \
-	}                                                                     \
-	static int NAME##_grow(TYPE ***tabp, size_t *capp, size_t nr)         \
-	{                                                                     \
-		size_t ncap = *capp ? *capp * 2 : 64, i;                      \
-		TYPE **n;                                                     \
-		if ((nr + 1) * 2 <= *capp)                                    \
-			return 0;                                             \
-		n = calloc(ncap, sizeof(*n));                                 \
-		if (!n)                                                       \
-			return -ENOMEM;                                       \
-		for (i = 0; i < *capp; i++)                                   \
-			if ((*tabp)[i])                                       \
-				*NAME##_slot(n, ncap, (*tabp)[i]->KEY) =      \
-					(*tabp)[i];                           \
-		free(*tabp);                                                  \
-		*tabp = n;                                                    \
-		*capp = ncap;                                                 \
-		return 0;                                                     \
-	}
+static bool id_eq(const void *ent, const void *key)
+{
+	return ((const struct id_ent *)ent)->key == *(const s32 *)key;
+}
 
-DEFINE_TABLE(proc, struct mach_proc, pid)
-DEFINE_TABLE(thr, struct mach_thread, tid)
+static u64 id_hash(s32 key)
+{
+	return hash_mix((u64)(u32)key);
+}
 
+static void *find_obj(const struct htab *t, s32 key)
+{
+	const struct id_ent *e = htab_find(t, id_hash(key), id_eq, &key);
+
+	return e ? e->obj : NULL;
+}
+
+/* A zeroed object of @size for @key, made and added when new;
+ * NULL on -ENOMEM. *@made says which. */
+static void *get_obj(struct machine *m, struct htab *t, s32 key, size_t size,
+		     bool *made)
+{
+	u64 h = id_hash(key);
+	struct id_ent *e;
+	void *obj;
+
+	*made = false;
+	if (htab_reserve(t))
+		return NULL;
+	e = htab_probe(t, h, id_eq, &key);
+	if (htab_used(e))
+		return e->obj;
+	obj = arena_alloc(&m->strs, size);
+	if (!obj)
+		return NULL;
+	memset(obj, 0, size);
+	e->key = key;
+	e->obj = obj;
+	htab_claim(t, e, h);
+	*made = true;
+	return obj;
+}
+
+/* Every frame of a sample looks up the sample's process (mach_find_map),
+ * so the last one found is kept: processes are never removed, so it
+ * stays the table's answer for its pid. */
 static struct mach_proc *find_proc(struct machine *m, s32 pid)
 {
-	if (!m->procs_cap)
-		return NULL;
-	return *proc_slot(m->procs, m->procs_cap, pid);
+	struct mach_proc *p = m->last_proc;
+
+	if (p && p->pid == pid)
+		return p;
+	p = find_obj(&m->procs, pid);
+	if (p)
+		m->last_proc = p;
+	return p;
+}
+
+const struct mach_proc *mach_proc_of(struct machine *m, s32 pid)
+{
+	return find_proc(m, pid);
 }
 
 static struct mach_proc *get_proc(struct machine *m, s32 pid)
 {
-	struct mach_proc *p = find_proc(m, pid), **slot;
+	struct mach_proc *p;
+	bool made;
 
-	if (p)
-		return p;
-	if (proc_grow(&m->procs, &m->procs_cap, m->nr_procs))
-		return NULL;
-	p = arena_alloc(&m->strs, sizeof(*p));
-	if (!p)
-		return NULL;
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	slot = proc_slot(m->procs, m->procs_cap, pid);
-	*slot = p;
-	m->nr_procs++;
+	p = get_obj(m, &m->procs, pid, sizeof(*p), &made);
+	if (made)
+		p->pid = pid;
 	return p;
 }
 
 static struct mach_thread *find_thread(struct machine *m, s32 tid)
 {
-	if (!m->threads_cap)
-		return NULL;
-	return *thr_slot(m->threads, m->threads_cap, tid);
+	return find_obj(&m->threads, tid);
 }
 
 struct mach_thread *mach_thread(struct machine *m, s32 pid, s32 tid)
 {
 	struct mach_thread *t = find_thread(m, tid);
+	bool made;
 
 	if (t) {
 		if (t->pid != pid && pid != -1) {
@@ -119,71 +151,50 @@ struct mach_thread *mach_thread(struct machine *m, s32 pid, s32 tid)
 		}
 		return t;
 	}
-	if (thr_grow(&m->threads, &m->threads_cap, m->nr_threads))
-		return NULL;
-	t = arena_alloc(&m->strs, sizeof(*t));
+	t = get_obj(m, &m->threads, tid, sizeof(*t), &made);
 	if (!t)
 		return NULL;
-	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	*thr_slot(m->threads, m->threads_cap, tid) = t;
 	m->nr_threads++;
 	return t;
 }
 
 /* --------------------------------------------------------- build ids */
 
-static struct mach_bid *bid_slot(struct mach_bid *tab, size_t cap,
-				 const char *name)
+static bool bid_eq(const void *ent, const void *key)
 {
-	size_t i = hash_bytes(name, strlen(name), 0) & (cap - 1);
-
-	while (tab[i].filename && strcmp(tab[i].filename, name))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
+	return !strcmp(((const struct bid_ent *)ent)->b.filename, key);
 }
 
 int mach_add_build_id(struct machine *m, const char *filename, const u8 *id,
 		      u8 size)
 {
-	struct mach_bid *b;
+	u64 h = hash_bytes(filename, strlen(filename), 0);
+	struct bid_ent *e;
 
 	if (!size || size > 20)
 		return 0;
-	if ((m->nr_bids + 1) * 2 > m->bids_cap) {
-		size_t ncap = m->bids_cap ? m->bids_cap * 2 : 64, i;
-		struct mach_bid *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
+	if (htab_reserve(&m->bids))
+		return -ENOMEM;
+	e = htab_probe(&m->bids, h, bid_eq, filename);
+	if (!htab_used(e)) {
+		e->b.filename = arena_strdup(&m->strs, filename);
+		if (!e->b.filename)
 			return -ENOMEM;
-		for (i = 0; i < m->bids_cap; i++)
-			if (m->bids[i].filename)
-				*bid_slot(n, ncap, m->bids[i].filename) = m->bids[i];
-		free(m->bids);
-		m->bids = n;
-		m->bids_cap = ncap;
+		htab_claim(&m->bids, e, h);
 	}
-	b = bid_slot(m->bids, m->bids_cap, filename);
-	if (!b->filename) {
-		b->filename = arena_strdup(&m->strs, filename);
-		if (!b->filename)
-			return -ENOMEM;
-		m->nr_bids++;
-	}
-	b->size = size;
-	memcpy(b->id, id, size);
+	e->b.size = size;
+	memcpy(e->b.id, id, size);
 	return 0;
 }
 
 static const struct mach_bid *find_bid(struct machine *m, const char *name)
 {
-	const struct mach_bid *b;
+	const struct bid_ent *e =
+		htab_find(&m->bids, hash_bytes(name, strlen(name), 0), bid_eq, name);
 
-	if (!m->bids_cap)
-		return NULL;
-	b = bid_slot(m->bids, m->bids_cap, name);
-	return b->filename ? b : NULL;
+	return e ? &e->b : NULL;
 }
 
 /* -------------------------------------------------------------- maps */
@@ -445,13 +456,17 @@ int mach_sorted_threads(struct machine *m, struct mach_thread ***out,
 			size_t *nr)
 {
 	struct mach_thread **v = calloc(m->nr_threads + 1, sizeof(*v));
-	size_t i, n = 0;
+	const struct id_ent *e;
+	size_t pos = 0, n = 0;
 
 	if (!v)
 		return -ENOMEM;
-	for (i = 0; i < m->threads_cap; i++)
-		if (m->threads[i] && m->threads[i]->seen)
-			v[n++] = m->threads[i];
+	while ((e = htab_next(&m->threads, &pos))) {
+		struct mach_thread *t = e->obj;
+
+		if (t->seen)
+			v[n++] = t;
+	}
 	xqsort(v, n, sizeof(*v), cmp_thread);
 	*out = v;
 	*nr = n;

@@ -14,6 +14,7 @@
 #ifndef PERFSPY_MACHINE_H
 #define PERFSPY_MACHINE_H
 
+#include "common/hash.h"
 #include "jit.h"
 #include "perfdata/record.h"
 #include "symbols.h"
@@ -62,13 +63,12 @@ struct machine {
 	const struct log_sink *log;
 	struct arena strs;
 
-	struct mach_proc **procs; /* hash by pid */
-	size_t procs_cap, nr_procs;
-	struct mach_thread **threads; /* hash by tid */
-	size_t threads_cap, nr_threads;
+	struct htab procs;   /* pid -> struct mach_proc * (machine.c) */
+	struct mach_proc *last_proc; /* the last one find_proc() found */
+	struct htab threads; /* tid -> struct mach_thread * */
+	size_t nr_threads;
 
-	struct mach_bid *bids; /* build ids by filename, hashed */
-	size_t bids_cap, nr_bids;
+	struct htab bids; /* filename -> struct mach_bid */
 
 	const char *perf_map_dir; /* where perf-PID.map files are; NULL: /tmp */
 	u64 kernel_text; /* runtime address of _text, 0 if unknown */
@@ -94,6 +94,9 @@ struct mach_thread *mach_thread(struct machine *m, s32 pid, s32 tid);
 /* A number that changes whenever @pid's maps change (0 for an unknown
  * process): results derived from the maps can be cached under it. */
 u32 mach_maps_gen(struct machine *m, s32 pid);
+
+/* The process @pid (its sorted maps, for tests), or NULL. */
+const struct mach_proc *mach_proc_of(struct machine *m, s32 pid);
 
 /* The map of @pid containing @addr, or NULL. */
 const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);

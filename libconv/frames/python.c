@@ -19,59 +19,43 @@
 #include <unistd.h>
 
 #include "pyscan.h"
+#include "common/hash.h"
 
 #define PY_MAX_SOURCE (8u << 20) /* larger sources are not scanned */
 #define PY_TAB_BUDGET (64u << 20)
 
-/* ---- string-keyed hash map (open addressing, power-of-two size) ---- */
+/* ---- string-keyed maps on htab (common/hash.h) ---- */
 
 struct smap_ent {
-	u64 h;
-	const char *key; /* NULL: empty slot */
+	u64 hash;
+	const char *key; /* arena copy, NUL-terminated */
 	void *val;
 };
 
-struct smap {
-	struct smap_ent *e;
-	size_t cap, n;
+struct smap_key {
+	const char *k;
+	size_t n;
 };
 
-static struct smap_ent *smap_slot(const struct smap *m, const char *k,
-				  size_t n, u64 h)
+static bool smap_eq(const void *ent, const void *key)
 {
-	size_t i = (size_t)h & (m->cap - 1);
+	const struct smap_ent *e = ent;
+	const struct smap_key *k = key;
 
-	for (;; i = (i + 1) & (m->cap - 1)) {
-		struct smap_ent *e = &m->e[i];
-
-		if (!e->key || (e->h == h && !strncmp(e->key, k, n) && !e->key[n]))
-			return e;
-	}
+	return !strncmp(e->key, k->k, k->n) && !e->key[k->n];
 }
 
-/* The entry of @k (@n bytes): found (->key set), or a free slot the
- * caller fills with h = *@h, an arena key and its value. NULL: -ENOMEM. */
-static struct smap_ent *smap_get(struct smap *m, const char *k, size_t n, u64 *h)
+/* The entry of @k (@n bytes): found (htab_used), or a free entry the
+ * caller fills with an arena key and its value and claims with hash
+ * *@h. NULL: -ENOMEM. */
+static struct smap_ent *smap_get(struct htab *m, const char *k, size_t n, u64 *h)
 {
-	struct smap old = *m;
-	size_t i;
+	struct smap_key key = { k, n };
 
 	*h = hash_bytes(k, n, 0);
-	if (!m->cap || (m->n + 1) * 2 > m->cap) {
-		m->cap = old.cap ? old.cap * 2 : 64;
-		m->e = xreallocarray(NULL, m->cap, sizeof(*m->e));
-		if (!m->e) {
-			*m = old;
-			return NULL;
-		}
-		memset(m->e, 0, m->cap * sizeof(*m->e));
-		for (i = 0; i < old.cap; i++)
-			if (old.e[i].key)
-				*smap_slot(m, old.e[i].key, strlen(old.e[i].key),
-					   old.e[i].h) = old.e[i];
-		free(old.e);
-	}
-	return smap_slot(m, k, n, *h);
+	if (htab_reserve(m))
+		return NULL;
+	return htab_probe(m, *h, smap_eq, &key);
 }
 
 /* ---- context and per-file records ---- */
@@ -86,8 +70,8 @@ struct py_file {
 struct py_ctx {
 	struct py_opts opts;
 	struct arena arena; /* keys, frame texts, file records */
-	struct smap frames; /* jit name -> frame text */
-	struct smap files;  /* file name -> struct py_file */
+	struct htab frames; /* jit name -> frame text (struct smap_ent) */
+	struct htab files;  /* file name -> struct py_file */
 	size_t tab_bytes;   /* sum of py_tab_bytes() over loaded tables */
 };
 
@@ -100,6 +84,8 @@ int py_ctx_new(const struct py_opts *opts, struct py_ctx **out)
 	if (!ctx)
 		return -ENOMEM;
 	arena_init(&ctx->arena);
+	htab_init(&ctx->frames, sizeof(struct smap_ent), 64);
+	htab_init(&ctx->files, sizeof(struct smap_ent), 64);
 	if (opts)
 		ctx->opts = *opts;
 	while (n > 1 && root[n - 1] == '/')
@@ -114,15 +100,14 @@ int py_ctx_new(const struct py_opts *opts, struct py_ctx **out)
 
 static void drop_tables(struct py_ctx *ctx)
 {
-	size_t i;
+	const struct smap_ent *e;
+	size_t pos = 0;
 
-	for (i = 0; i < ctx->files.cap; i++) {
-		struct py_file *f = ctx->files.e[i].val;
+	while ((e = htab_next(&ctx->files, &pos))) {
+		struct py_file *f = e->val;
 
-		if (f) {
-			py_tab_free(f->tab);
-			f->tab = NULL;
-		}
+		py_tab_free(f->tab);
+		f->tab = NULL;
 	}
 	ctx->tab_bytes = 0;
 }
@@ -132,8 +117,8 @@ void py_ctx_free(struct py_ctx *ctx)
 	if (!ctx)
 		return;
 	drop_tables(ctx);
-	free(ctx->frames.e);
-	free(ctx->files.e);
+	htab_free(&ctx->frames);
+	htab_free(&ctx->files);
 	arena_free(&ctx->arena);
 	free(ctx);
 }
@@ -208,7 +193,7 @@ static int file_get(struct py_ctx *ctx, const char *path, size_t n,
 	u64 h;
 
 	e = smap_get(&ctx->files, path, n, &h);
-	if (e && e->key) {
+	if (e && htab_used(e)) {
 		*out = e->val;
 		return 0;
 	}
@@ -226,8 +211,9 @@ static int file_get(struct py_ctx *ctx, const char *path, size_t n,
 	f->shown = shown_name(ctx, key, f->src);
 	if (!f->shown)
 		return -ENOMEM;
-	*e = (struct smap_ent){ .h = h, .key = key, .val = f };
-	ctx->files.n++;
+	e->key = key;
+	e->val = f;
+	htab_claim(&ctx->files, e, h);
 	*out = f;
 	return 0;
 }
@@ -373,7 +359,7 @@ int py_render(struct py_ctx *ctx, const char *jit_name, const char **out)
 	e = smap_get(&ctx->frames, jit_name, n, &h);
 	if (!e)
 		return -ENOMEM;
-	if (!e->key) {
+	if (!htab_used(e)) {
 		/* render() touches only the files map: *e stays our slot. */
 		err = render(ctx, jit_name, n, &text);
 		if (err)
@@ -381,8 +367,9 @@ int py_render(struct py_ctx *ctx, const char *jit_name, const char **out)
 		key = arena_strndup(&ctx->arena, jit_name, n);
 		if (!key)
 			return -ENOMEM;
-		*e = (struct smap_ent){ .h = h, .key = key, .val = text };
-		ctx->frames.n++;
+		e->key = key;
+		e->val = text;
+		htab_claim(&ctx->frames, e, h);
 	}
 	*out = e->val;
 	return 1;

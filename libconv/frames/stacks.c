@@ -32,12 +32,25 @@ enum { FK_DSO, FK_KERNEL, FK_JIT, FK_ANON, FK_NOMAP };
 enum { FF_PYTHON = 1, FF_INTERP = 2 };
 
 struct stk_cache_ent {
+	u64 hash;
 	u64 a, b;
 	u32 first; /* into fids */
 	u16 nr;
 	u8 kind;
-	u8 used;
 };
+
+struct stk_cache_key {
+	u64 a, b;
+	u8 kind;
+};
+
+static bool cache_eq(const void *ent, const void *key)
+{
+	const struct stk_cache_ent *e = ent;
+	const struct stk_cache_key *k = key;
+
+	return e->a == k->a && e->b == k->b && e->kind == k->kind;
+}
 
 int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	     struct unw_ctx *unw, struct perfspy_folder *folder,
@@ -53,6 +66,7 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	c->folder = folder;
 	c->stats = stats;
 	c->o = *o;
+	htab_init(&c->cache, sizeof(struct stk_cache_ent), 4096);
 	err = py_ctx_new(py, &c->py);
 	if (err)
 		return err;
@@ -67,7 +81,7 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 void stk_free(struct stk_ctx *c)
 {
 	py_ctx_free(c->py);
-	free(c->cache);
+	htab_free(&c->cache);
 	free(c->fids);
 	free(c->fflags);
 	free(c->stack);
@@ -210,29 +224,6 @@ static int resolve_into(struct stk_ctx *c, struct stk_cache_ent *e,
 	return 0;
 }
 
-static int cache_grow(struct stk_ctx *c)
-{
-	size_t ncap = c->cache_cap ? c->cache_cap * 2 : 4096, i, j;
-	struct stk_cache_ent *n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < c->cache_cap; i++) {
-		struct stk_cache_ent *e = &c->cache[i];
-
-		if (!e->used)
-			continue;
-		j = hash_mix(e->a ^ hash_mix(e->b + e->kind)) & (ncap - 1);
-		while (n[j].used)
-			j = (j + 1) & (ncap - 1);
-		n[j] = *e;
-	}
-	free(c->cache);
-	c->cache = n;
-	c->cache_cap = ncap;
-	return 0;
-}
-
 /* ------------------------------------------------------------ lookup */
 
 /* What @pc of process c->pid points into; the unwinder's callback. */
@@ -266,9 +257,9 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	const char *anon_name = NULL;
 	struct unw_code local;
 	struct stk_cache_ent *e;
-	u64 a = 0, b = ip;
+	struct stk_cache_key key;
+	u64 a = 0, b = ip, h;
 	u8 kind;
-	size_t i;
 	int err;
 
 	if (kernel) {
@@ -298,24 +289,21 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 				c->stats->frames_no_map++;
 		}
 	}
-	if ((c->cache_n + 1) * 2 > c->cache_cap && (err = cache_grow(c)))
+	if ((err = htab_reserve(&c->cache)))
 		return err;
-	for (i = hash_mix(a ^ hash_mix(b + kind)) & (c->cache_cap - 1);
-	     c->cache[i].used; i = (i + 1) & (c->cache_cap - 1)) {
-		e = &c->cache[i];
-		if (e->a == a && e->b == b && e->kind == kind)
-			goto found;
+	key = (struct stk_cache_key){ a, b, kind };
+	h = hash_mix(a ^ hash_mix(b + kind));
+	e = htab_probe(&c->cache, h, cache_eq, &key);
+	if (!htab_used(e)) {
+		/* resolve_into() does not touch the cache, so @e stays put. */
+		e->a = a;
+		e->b = b;
+		e->kind = kind;
+		err = resolve_into(c, e, code, anon_name, ip);
+		if (err)
+			return err;
+		htab_claim(&c->cache, e, h);
 	}
-	e = &c->cache[i];
-	e->a = a;
-	e->b = b;
-	e->kind = kind;
-	err = resolve_into(c, e, code, anon_name, ip);
-	if (err)
-		return err;
-	e->used = 1;
-	c->cache_n++;
-found:
 	if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + e->nr + 2) ||
 	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + e->nr + 2))
 		return -ENOMEM;

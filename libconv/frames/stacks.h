@@ -13,6 +13,7 @@
 #ifndef PERFSPY_STACKS_H
 #define PERFSPY_STACKS_H
 
+#include "common/hash.h"
 #include "machine.h"
 #include "python.h"
 #include "unwind.h"
@@ -35,8 +36,7 @@ struct stk_ctx {
 	struct perfspy_stats *stats;
 	struct stk_opts o;
 
-	struct stk_cache_ent *cache;
-	size_t cache_cap, cache_n;
+	struct htab cache; /* struct stk_cache_ent */
 	u32 *fids;  /* frame ids of all cached entries */
 	u8 *fflags; /* flags per id */
 	size_t nr_fids, cap_fids, cap_fflags;

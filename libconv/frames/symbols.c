@@ -36,66 +36,6 @@
 #include <stdlib.h>
 
 /* ------------------------------------------------------------------ */
-/* String maps: open addressing, keys and values owned by someone else */
-
-static struct strmap_ent *strmap_slot(const struct strmap *m, const char *key,
-				      u64 h)
-{
-	size_t mask = m->cap - 1, i = h & mask;
-
-	for (;; i = (i + 1) & mask) {
-		struct strmap_ent *e = &m->tab[i];
-
-		if (!e->key || (e->hash == h && !strcmp(e->key, key)))
-			return e;
-	}
-}
-
-const char *sym_strmap_get(const struct strmap *m, const char *key, u64 h)
-{
-	const struct strmap_ent *e;
-
-	if (!m->cap)
-		return NULL;
-	e = strmap_slot(m, key, h);
-	return e->key ? e->val : NULL;
-}
-
-int sym_strmap_put(struct strmap *m, const char *key, u64 h, const char *val)
-{
-	struct strmap_ent *e;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		struct strmap old = *m;
-		size_t ncap = m->cap ? m->cap * 2 : 64, i;
-
-		m->tab = calloc(ncap, sizeof(*m->tab));
-		if (!m->tab) {
-			*m = old;
-			return -ENOMEM;
-		}
-		m->cap = ncap;
-		for (i = 0; i < old.cap; i++)
-			if (old.tab[i].key)
-				*strmap_slot(m, old.tab[i].key,
-					     old.tab[i].hash) = old.tab[i];
-		free(old.tab);
-	}
-	e = strmap_slot(m, key, h);
-	if (!e->key)
-		m->n++;
-	e->hash = h;
-	e->key = key;
-	e->val = val;
-	return 0;
-}
-
-u64 sym_str_hash(const char *s)
-{
-	return hash_bytes(s, strlen(s), 0);
-}
-
-/* ------------------------------------------------------------------ */
 /* Data structures                                                    */
 
 struct sym_ent {
@@ -111,11 +51,20 @@ struct seg {
 	u64 off, filesz, vaddr;
 };
 
+/* Entry of sym_dso.cache. */
 struct cache_ent {
+	u64 hash;
 	u64 off;
 	struct sym_frame *frames; /* in the ctx arena */
 	u32 n;
-	u8 used, ret;
+	bool ret;
+};
+
+/* Entry of sym_ctx.dsos, one per DSO. The hash is the file name's: the
+ * build-id variants of one name share it and equality tells them apart. */
+struct dso_ent {
+	u64 hash;
+	struct sym_dso *d;
 };
 
 /* ------------------------------------------------------------------ */
@@ -131,6 +80,8 @@ int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 	if (!ctx)
 		return -ENOMEM;
 	arena_init(&ctx->arena);
+	htab_init(&ctx->dsos, sizeof(struct dso_ent), 64);
+	strset_init(&ctx->paths);
 	/* libelf requires the version handshake before elf_begin(). */
 	elf_version(EV_CURRENT);
 	ctx->log = opts ? opts->log : NULL;
@@ -156,13 +107,14 @@ int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 
 static void dso_free(struct sym_dso *d)
 {
-	size_t i;
+	struct cu_fns *cf;
+	size_t pos = 0;
 
-	for (i = 0; i < d->cufns_cap; i++)
-		free(d->cufns[i].v);
-	free(d->cufns);
+	while ((cf = htab_next(&d->cufns, &pos)))
+		free(cf->v);
+	htab_free(&d->cufns);
 	free(d->cus);
-	free(d->cache);
+	htab_free(&d->cache);
 	free(d->syms);
 	free(d->segs);
 	if (d->eh_cfi)
@@ -179,19 +131,16 @@ static void dso_free(struct sym_dso *d)
 
 void sym_ctx_free(struct sym_ctx *ctx)
 {
-	struct sym_dso *d, *n;
-	size_t i;
+	struct dso_ent *e;
+	size_t pos = 0;
 
 	if (!ctx)
 		return;
-	for (i = 0; i < ctx->dso_cap; i++)
-		for (d = ctx->dso_tab[i]; d; d = n) {
-			n = d->next;
-			dso_free(d);
-		}
-	free(ctx->dso_tab);
-	free(ctx->demangled.tab);
-	free(ctx->paths.tab);
+	while ((e = htab_next(&ctx->dsos, &pos)))
+		dso_free(e->d);
+	htab_free(&ctx->dsos);
+	htab_free(&ctx->demangled);
+	strset_free(&ctx->paths);
 	free(ctx->ksyms);
 	arena_free(&ctx->arena);
 	free(ctx);
@@ -202,39 +151,22 @@ void sym_ctx_stats(const struct sym_ctx *ctx, struct sym_stats *out)
 	*out = ctx->stats;
 }
 
-static size_t bid_trim(const u8 *b, size_t n)
-{
-	while (n && !b[n - 1])
-		n--;
-	return n;
-}
+struct dso_key {
+	const char *name;
+	const u8 *bid;
+	size_t bid_size; /* 0: unknown */
+};
 
-/* perf.data pads build ids with zeros (20 bytes in 24-byte fields,
- * perf-data-format.md HEADER_BUILD_ID), so compare modulo that padding. */
-bool sym_bid_equal(const u8 *a, size_t na, const u8 *b, size_t nb)
+/* (name, build id) identifies a DSO. */
+static bool dso_eq(const void *ent, const void *key)
 {
-	na = bid_trim(a, na);
-	nb = bid_trim(b, nb);
-	return na == nb && !memcmp(a, b, na);
-}
+	const struct sym_dso *d = ((const struct dso_ent *)ent)->d;
+	const struct dso_key *k = key;
 
-static int dso_tab_grow(struct sym_ctx *ctx)
-{
-	size_t ncap = ctx->dso_cap ? ctx->dso_cap * 2 : 64, i;
-	struct sym_dso **tab = calloc(ncap, sizeof(*tab)), *d, *n;
-
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < ctx->dso_cap; i++)
-		for (d = ctx->dso_tab[i]; d; d = n) {
-			n = d->next;
-			d->next = tab[d->hash & (ncap - 1)];
-			tab[d->hash & (ncap - 1)] = d;
-		}
-	free(ctx->dso_tab);
-	ctx->dso_tab = tab;
-	ctx->dso_cap = ncap;
-	return 0;
+	return !strcmp(d->name, k->name) &&
+	       (k->bid_size ? d->bid_size &&
+				      sym_bid_equal(d->bid, d->bid_size, k->bid, k->bid_size) :
+			      !d->bid_size);
 }
 
 int sym_dso_get(struct sym_ctx *ctx, const char *filename,
@@ -242,35 +174,33 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 		struct sym_dso **out)
 {
 	size_t n = build_id_size < BUILD_ID_MAX ? build_id_size : BUILD_ID_MAX;
-	u64 h = sym_str_hash(filename);
+	u64 h = hash_bytes(filename, strlen(filename), 0);
+	struct dso_key key;
+	struct dso_ent *e;
 	struct sym_dso *d;
 
-	if (!build_id || !bid_trim(build_id, n))
+	if (!build_id || !sym_bid_trim(build_id, n))
 		n = 0;
-	/* Chained by file name; (name, build id) identifies a DSO. */
-	if (ctx->dso_cap)
-		for (d = ctx->dso_tab[h & (ctx->dso_cap - 1)]; d; d = d->next)
-			if (d->hash == h && !strcmp(d->name, filename) &&
-			    (n ? d->bid_size &&
-				     sym_bid_equal(d->bid, d->bid_size, build_id, n) :
-				 !d->bid_size)) {
-				*out = d;
-				return 0;
-			}
-	if (ctx->ndsos + 1 > ctx->dso_cap && dso_tab_grow(ctx))
+	key = (struct dso_key){ filename, build_id, n };
+	if (htab_reserve(&ctx->dsos))
 		return -ENOMEM;
+	e = htab_probe(&ctx->dsos, h, dso_eq, &key);
+	if (htab_used(e)) {
+		*out = e->d;
+		return 0;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->name = arena_strdup(&ctx->arena, filename))) {
 		free(d);
 		return -ENOMEM;
 	}
-	d->hash = h;
+	/* Lookups per (offset, is_return); 256 slots first. */
+	htab_init(&d->cache, sizeof(struct cache_ent), 256);
 	if (n)
 		memcpy(d->bid, build_id, n);
 	d->bid_size = n;
-	d->next = ctx->dso_tab[h & (ctx->dso_cap - 1)];
-	ctx->dso_tab[h & (ctx->dso_cap - 1)] = d;
-	ctx->ndsos++;
+	e->d = d;
+	htab_claim(&ctx->dsos, e, h);
 	ctx->stats.dsos++;
 	*out = d;
 	return 0;
@@ -283,7 +213,7 @@ void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
 
 	if (dso->opened)
 		return;
-	if (!build_id || !bid_trim(build_id, n))
+	if (!build_id || !sym_bid_trim(build_id, n))
 		n = 0;
 	if (n)
 		memcpy(dso->bid, build_id, n);
@@ -296,9 +226,7 @@ void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf)
 		return;
 	dso->no_dwarf = no_dwarf;
 	/* Cached frames were made under the other setting. */
-	if (dso->cache_cap)
-		memset(dso->cache, 0, sizeof(*dso->cache) * dso->cache_cap);
-	dso->cache_n = 0;
+	htab_free(&dso->cache);
 }
 
 const char *sym_dso_name(const struct sym_dso *dso)
@@ -670,40 +598,33 @@ static int resolve_uncached(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
 	return 1;
 }
 
-static struct cache_ent *cache_slot(struct cache_ent *tab, size_t cap,
-				    u64 off, bool ret)
-{
-	size_t mask = cap - 1, i = hash_mix(off * 2 + ret) & mask;
+struct cache_key {
+	u64 off;
+	bool ret;
+};
 
-	while (tab[i].used && (tab[i].off != off || tab[i].ret != ret))
-		i = (i + 1) & mask;
-	return &tab[i];
+static bool cache_eq(const void *ent, const void *key)
+{
+	const struct cache_ent *e = ent;
+	const struct cache_key *k = key;
+
+	return e->off == k->off && e->ret == k->ret;
 }
 
-static int cache_grow(struct sym_dso *d)
+static u64 cache_hash(u64 off, bool ret)
 {
-	size_t ncap = d->cache_cap ? d->cache_cap * 2 : 256, i;
-	struct cache_ent *tab = calloc(ncap, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < d->cache_cap; i++)
-		if (d->cache[i].used)
-			*cache_slot(tab, ncap, d->cache[i].off, d->cache[i].ret) =
-				d->cache[i];
-	free(d->cache);
-	d->cache = tab;
-	d->cache_cap = ncap;
-	return 0;
+	return hash_mix(off * 2 + ret);
 }
 
 static int cache_put(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
 		     bool ret, const struct sym_frame *fr, int n)
 {
-	struct cache_ent *e;
+	struct cache_key key = { off, ret };
+	u64 h = cache_hash(off, ret);
 	struct sym_frame *copy = NULL;
+	struct cache_ent *e;
 
-	if ((d->cache_n + 1) * 2 > d->cache_cap && cache_grow(d))
+	if (htab_reserve(&d->cache))
 		return -ENOMEM;
 	if (n) {
 		copy = arena_alloc(&ctx->arena, sizeof(*fr) * (size_t)n);
@@ -711,28 +632,31 @@ static int cache_put(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
 			return -ENOMEM;
 		memcpy(copy, fr, sizeof(*fr) * (size_t)n);
 	}
-	e = cache_slot(d->cache, d->cache_cap, off, ret);
-	*e = (struct cache_ent){ off, copy, (u32)n, 1, ret };
-	d->cache_n++;
+	/* Called after a miss: the probe ends on a free entry. */
+	e = htab_probe(&d->cache, h, cache_eq, &key);
+	e->off = off;
+	e->frames = copy;
+	e->n = (u32)n;
+	e->ret = ret;
+	htab_claim(&d->cache, e, h);
 	return 0;
 }
 
 int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 		bool is_return, struct sym_frame *frames)
 {
-	struct cache_ent *e;
+	struct cache_key key = { file_off, is_return };
+	const struct cache_ent *e;
 	int n, err;
 
 	ctx->stats.resolves++;
 	if (!dso)
 		return 0;
-	if (dso->cache_cap) {
-		e = cache_slot(dso->cache, dso->cache_cap, file_off, is_return);
-		if (e->used) {
-			if (e->n)
-				memcpy(frames, e->frames, sizeof(*frames) * e->n);
-			return (int)e->n;
-		}
+	e = htab_find(&dso->cache, cache_hash(file_off, is_return), cache_eq, &key);
+	if (e) {
+		if (e->n)
+			memcpy(frames, e->frames, sizeof(*frames) * e->n);
+		return (int)e->n;
 	}
 	if (!dso->opened && (err = dso_open(ctx, dso)))
 		return err;

@@ -13,24 +13,11 @@
 #define PERFSPY_SYMBOLS_INT_H
 
 #include "symbols.h"
+#include "common/hash.h"
 
 #include <elfutils/libdw.h>
 
 #define BUILD_ID_MAX 64
-
-/* String maps: open addressing, keys and values owned by someone else
- * (symbols.c). */
-struct strmap_ent {
-	u64 hash;
-	const char *key; /* NULL: empty slot */
-	const char *val;
-};
-
-struct strmap {
-	struct strmap_ent *tab;
-	size_t cap; /* 0 or a power of two */
-	size_t n;
-};
 
 /* An address range of a CU or subprogram DIE. */
 struct die_range {
@@ -38,9 +25,11 @@ struct die_range {
 	Dwarf_Die die;
 };
 
-/* Subprogram index of one CU, sorted by lo; built on first use. */
+/* Subprogram index of one CU, sorted by lo; built on first use. An
+ * entry of sym_dso.cufns (dwarf_lines.c fills it, symbols.c frees it). */
 struct cu_fns {
-	Dwarf_Off key; /* CU DIE offset + 1; 0: empty slot */
+	u64 hash;
+	Dwarf_Off key; /* CU DIE offset */
 	struct die_range *v;
 	size_t n;
 };
@@ -52,8 +41,6 @@ struct cache_ent;
 struct kern_sym;
 
 struct sym_dso {
-	struct sym_dso *next; /* hash chain in ctx->dso_tab */
-	u64 hash;
 	const char *name;
 	u8 bid[BUILD_ID_MAX];
 	size_t bid_size; /* 0: unknown */
@@ -66,13 +53,11 @@ struct sym_dso {
 	bool seg_guess; /* only a debug file: p_filesz was stripped */
 	struct sym_ent *syms;
 	size_t nsyms;
-	struct cache_ent *cache;
-	size_t cache_cap, cache_n;
+	struct htab cache; /* (file offset, is_return) -> struct cache_ent */
 	struct die_range *cus; /* fallback CU table (no .debug_aranges) */
 	size_t ncus;
 	bool cus_built;
-	struct cu_fns *cufns;
-	size_t cufns_cap, cufns_n;
+	struct htab cufns; /* CU DIE offset -> struct cu_fns; lazily set up */
 	u8 *mem_image;      /* our copy of an in-memory ELF ([vdso]) */
 	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
 	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */
@@ -86,10 +71,9 @@ struct sym_ctx {
 	const char *kallsyms;	 /* "" disables */
 	bool kallsyms_default;	 /* not chosen by the caller */
 	struct arena arena;
-	struct sym_dso **dso_tab;
-	size_t dso_cap, ndsos;
-	struct strmap demangled; /* mangled -> demangled */
-	struct strmap paths;	 /* interned comp_dir-joined paths */
+	struct htab dsos;      /* (name, build id) -> struct sym_dso * */
+	struct htab demangled; /* mangled -> demangled (demangle.c) */
+	struct strset paths;   /* interned comp_dir-joined paths */
 	bool kern_loaded, kern_real, kern_have_text;
 	u64 kern_text;
 	struct kern_sym *ksyms;
@@ -98,11 +82,6 @@ struct sym_ctx {
 };
 
 /* symbols.c */
-const char *sym_strmap_get(const struct strmap *m, const char *key, u64 h);
-int sym_strmap_put(struct strmap *m, const char *key, u64 h, const char *val);
-u64 sym_str_hash(const char *s);
-/* Build ids equal modulo perf.data's zero padding. */
-bool sym_bid_equal(const u8 *a, size_t na, const u8 *b, size_t nb);
 /* Order of symbols at one address, best name first (perf's rule). */
 int sym_rank_cmp(u8 ba, bool sa, const char *na, u8 bb, bool sb,
 		 const char *nb);
@@ -110,9 +89,14 @@ int sym_rank_cmp(u8 ba, bool sa, const char *na, u8 bb, bool sb,
 /* dso_locate.c: find and open the DSO's ELF file and debug file (sets
  * dso->elf and dso->dbg, either may stay NULL). */
 void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso);
+/* Length of build id @b without perf.data's zero padding. */
+size_t sym_bid_trim(const u8 *b, size_t n);
+/* Build ids equal modulo that padding. */
+bool sym_bid_equal(const u8 *a, size_t na, const u8 *b, size_t nb);
 
 /* demangle.c: @name demangled into *@out (ctx-owned, or @name itself when
- * it is not a `_Z` name). @stable: @name outlives the ctx. 0 or -ENOMEM. */
+ * it is not a `_Z` name). @stable: @name outlives the ctx. 0 or -ENOMEM.
+ * The cache is ctx->demangled, set up here on first use. */
 int sym_demangle_name(struct sym_ctx *ctx, const char *name, bool stable,
 		      const char **out);
 

@@ -16,6 +16,7 @@
  * and the trampoline rules sit between DWARF steps.
  */
 #include "unwind.h"
+#include "common/hash.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -66,17 +67,29 @@ struct rule {
 };
 
 struct fcache_ent {
+	u64 hash;
 	struct sym_dso *dso;
 	u64 vaddr;
 	Dwarf_Frame *frame; /* NULL: no CFI covers this address */
 	struct rule rule;
-	bool used;
 };
+
+struct fcache_key {
+	const struct sym_dso *dso;
+	u64 vaddr;
+};
+
+static bool fcache_eq(const void *ent, const void *key)
+{
+	const struct fcache_ent *e = ent;
+	const struct fcache_key *k = key;
+
+	return e->dso == k->dso && e->vaddr == k->vaddr;
+}
 
 struct unw_ctx {
 	struct sym_ctx *sym;
-	struct fcache_ent *tab;
-	size_t cap, n;
+	struct htab tab; /* CFI cache: struct fcache_ent */
 	struct unw_stats stats;
 };
 
@@ -87,19 +100,21 @@ int unw_ctx_new(struct sym_ctx *sym, struct unw_ctx **out)
 	if (!u)
 		return -ENOMEM;
 	u->sym = sym;
+	htab_init(&u->tab, sizeof(struct fcache_ent), 1024);
 	*out = u;
 	return 0;
 }
 
 void unw_ctx_free(struct unw_ctx *u)
 {
-	size_t i;
+	struct fcache_ent *e;
+	size_t pos = 0;
 
 	if (!u)
 		return;
-	for (i = 0; i < u->cap; i++)
-		free(u->tab[i].frame);
-	free(u->tab);
+	while ((e = htab_next(&u->tab, &pos)))
+		free(e->frame);
+	htab_free(&u->tab);
 	free(u);
 }
 
@@ -279,27 +294,6 @@ static bool eval(const Dwarf_Op *ops, size_t nops, const struct regs *r,
 
 /* -------------------------------------------------------- CFI steps */
 
-static int fcache_grow(struct unw_ctx *u)
-{
-	size_t ncap = u->cap ? u->cap * 2 : 1024, i, j;
-	struct fcache_ent *n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < u->cap; i++) {
-		if (!u->tab[i].used)
-			continue;
-		j = hash_mix((u64)(uintptr_t)u->tab[i].dso ^ hash_mix(u->tab[i].vaddr)) & (ncap - 1);
-		while (n[j].used)
-			j = (j + 1) & (ncap - 1);
-		n[j] = u->tab[i];
-	}
-	free(u->tab);
-	u->tab = n;
-	u->cap = ncap;
-	return 0;
-}
-
 /* The decoded CFI row for (dso, vaddr), cached: libdw parses the FDE
  * once per address, and the loop only evaluates. */
 static void compile_rule(Dwarf_Frame *fr, struct rule *r);
@@ -308,28 +302,26 @@ static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 		     Dwarf_Frame **out, const struct rule **rule)
 {
 	Dwarf_CFI *eh, *dbg;
+	struct fcache_key key;
 	struct fcache_ent *e;
-	u64 vaddr;
-	size_t i;
+	u64 vaddr, h;
 	int err;
 
 	*out = NULL;
 	err = sym_dso_unwind_info(u->sym, dso, file_off, &vaddr, &eh, &dbg);
 	if (err)
 		return err == -ENOMEM ? err : 0;
-	if ((u->n + 1) * 2 > u->cap && (err = fcache_grow(u)))
+	if ((err = htab_reserve(&u->tab)))
 		return err;
-	for (i = hash_mix((u64)(uintptr_t)dso ^ hash_mix(vaddr)) & (u->cap - 1);
-	     u->tab[i].used; i = (i + 1) & (u->cap - 1)) {
-		e = &u->tab[i];
-		if (e->dso == dso && e->vaddr == vaddr) {
-			*out = e->frame;
-			*rule = &e->rule;
-			return 0;
-		}
+	key = (struct fcache_key){ dso, vaddr };
+	h = hash_mix((u64)(uintptr_t)dso ^ hash_mix(vaddr));
+	e = htab_probe(&u->tab, h, fcache_eq, &key);
+	if (htab_used(e)) {
+		*out = e->frame;
+		*rule = &e->rule;
+		return 0;
 	}
-	e = &u->tab[i];
-	e->used = true;
+	htab_claim(&u->tab, e, h);
 	e->dso = dso;
 	e->vaddr = vaddr;
 	e->frame = NULL;
@@ -338,7 +330,6 @@ static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 		if (dbg && dwarf_cfi_addrframe(dbg, vaddr, &e->frame) != 0)
 			e->frame = NULL;
 	}
-	u->n++;
 	if (e->frame)
 		compile_rule(e->frame, &e->rule);
 	*out = e->frame;

@@ -8,6 +8,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* Bytes of record copies (streams, decompressed data) the queue may hold
+ * before it flushes early. */
+#define ORD_MAX_OWNED (256u << 20)
+
 void ord_init(struct order *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -66,6 +70,17 @@ u64 ord_round(struct order *o)
 
 	o->round_limit = o->max_time;
 	return limit;
+}
+
+/* perf's ordered_events flushes half its queue when memory runs short
+ * (OE_FLUSH__HALF in tools/perf/util/ordered-events.c); copies are
+ * bounded the same way. */
+bool ord_over_budget(const struct order *o, u64 *limit)
+{
+	if (o->owned_bytes <= ORD_MAX_OWNED || !o->n)
+		return false;
+	*limit = o->heap[0].time + (o->max_time - o->heap[0].time) / 2;
+	return true;
 }
 
 int ord_pop(struct order *o, u64 limit, struct ord_ent *out)

@@ -43,6 +43,17 @@ int ord_push(struct order *o, const struct rd_rec *rec, u64 time);
  * next limit to the newest time seen. */
 u64 ord_round(struct order *o);
 
+/* Whether a record of @time comes after a newer one was delivered (it
+ * is still queued and delivered, but out of order). */
+static inline bool ord_late(const struct order *o, u64 time)
+{
+	return time < o->flushed_upto;
+}
+
+/* After a push: true when the copies queued exceed the memory budget,
+ * with *@limit the time to flush up to (half the queued span). */
+bool ord_over_budget(const struct order *o, u64 *limit);
+
 /* Pop the oldest record with time <= @limit into *@out; 1 if popped. */
 int ord_pop(struct order *o, u64 limit, struct ord_ent *out);
 

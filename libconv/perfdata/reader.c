@@ -19,6 +19,7 @@
  *
  * Layout facts: reference/perf-data-format.md §1.1-§1.8.
  */
+#include "evlist.h"
 #include "reader_feat.h"
 #include "swap.h"
 
@@ -44,65 +45,6 @@ static int rd_error(struct rd *rd, int err, u64 off, const char *what)
 	log_msg(rd->log, LOG_ERROR, "%s: %s at offset %llu", rd->name, what,
 		(unsigned long long)off);
 	return err;
-}
-
-/* ---------------------------------------------------------------- ids */
-
-static int id_insert(struct rd *rd, u64 id, u32 idx)
-{
-	size_t i, mask;
-
-	if (!id)
-		return 0; /* id 0 always means the first event */
-	if ((rd->id_count + 1) * 2 > rd->id_cap) {
-		size_t ncap = rd->id_cap ? rd->id_cap * 2 : 64, j;
-		u64 *keys = calloc(ncap, sizeof(*keys));
-		u32 *vals = calloc(ncap, sizeof(*vals));
-
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -ENOMEM;
-		}
-		for (j = 0; j < rd->id_cap; j++) {
-			if (!rd->id_keys[j])
-				continue;
-			i = hash_mix(rd->id_keys[j]) & (ncap - 1);
-			while (keys[i])
-				i = (i + 1) & (ncap - 1);
-			keys[i] = rd->id_keys[j];
-			vals[i] = rd->id_vals[j];
-		}
-		free(rd->id_keys);
-		free(rd->id_vals);
-		rd->id_keys = keys;
-		rd->id_vals = vals;
-		rd->id_cap = ncap;
-	}
-	mask = rd->id_cap - 1;
-	for (i = hash_mix(id) & mask; rd->id_keys[i]; i = (i + 1) & mask) {
-		if (rd->id_keys[i] == id) {
-			rd->id_vals[i] = idx;
-			return 0;
-		}
-	}
-	rd->id_keys[i] = id;
-	rd->id_vals[i] = idx;
-	rd->id_count++;
-	return 0;
-}
-
-static struct rd_evsel *id_lookup(struct rd *rd, u64 id)
-{
-	size_t i, mask;
-
-	if (!id || !rd->id_cap)
-		return rd->nr_evsels ? &rd->evsels[0] : NULL;
-	mask = rd->id_cap - 1;
-	for (i = hash_mix(id) & mask; rd->id_keys[i]; i = (i + 1) & mask)
-		if (rd->id_keys[i] == id)
-			return &rd->evsels[rd->id_vals[i]];
-	return NULL;
 }
 
 /* ------------------------------------------------------- file header */
@@ -132,7 +74,7 @@ static int read_attrs(struct rd *rd, u64 attr_size, u64 off, u64 size)
 			continue;
 		}
 		for (j = 0; j + 8 <= ids_size; j += 8) {
-			err = id_insert(rd, get_u64(rd->mem + ids_off + j), (u32)i);
+			err = rd_add_id(rd, get_u64(rd->mem + ids_off + j), (u32)i);
 			if (err)
 				return err;
 		}
@@ -230,7 +172,7 @@ static void rd_init(struct rd *rd, const struct rd_opts *opts)
 	rd->fd = -1;
 	rd->log = opts ? opts->log : NULL;
 	rd->name = opts && opts->name ? opts->name : "perf.data";
-	rd->same_sample_type = true;
+	rd_evlist_init(rd);
 	arena_init(&rd->strs);
 }
 
@@ -388,9 +330,7 @@ void rd_close(struct rd *rd)
 		munmap((void *)rd->mem, rd->mem_len);
 	free(rd->mem_owned);
 	free(rd->sbuf);
-	free(rd->evsels);
-	free(rd->id_keys);
-	free(rd->id_vals);
+	rd_evlist_free(rd);
 	free(rd->build_ids);
 	free(rd->zbuf);
 	if (rd->zds)
@@ -599,7 +539,7 @@ static int pipe_attr(struct rd *rd, const u8 *p, u16 size)
 		return err;
 	n = ((u64)size - 8 - asz) / 8;
 	for (i = 0; i < n; i++) {
-		err = id_insert(rd, get_u64(p + 8 + asz + i * 8),
+		err = rd_add_id(rd, get_u64(p + 8 + asz + i * 8),
 				(u32)(rd->nr_evsels - 1));
 		if (err)
 			return err;
@@ -616,7 +556,7 @@ static int event_update(struct rd *rd, const u8 *p, u16 size)
 
 	if (size < 24 || get_u64(p + 8) != 2)
 		return 0;
-	ev = id_lookup(rd, get_u64(p + 16));
+	ev = rd_evsel_by_id(rd, get_u64(p + 16));
 	if (!ev || ev->name_from_desc)
 		return 0;
 	name = arena_strndup(&rd->strs, (const char *)p + 24,
@@ -770,31 +710,4 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 		}
 		return 1;
 	}
-}
-
-/* ------------------------------------------------------------- lookup */
-
-struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h)
-{
-	const struct rd_evsel *first;
-	u16 size = hdr_size(h);
-	u64 off;
-
-	if (rd->nr_evsels <= 1)
-		return rd->nr_evsels ? &rd->evsels[0] : NULL;
-	first = &rd->evsels[0];
-	if (hdr_type(h) == PERF_RECORD_SAMPLE) {
-		if (first->id_pos < 0)
-			return &rd->evsels[0];
-		off = 8 + 8 * (u64)first->id_pos;
-	} else {
-		if (!first->attr.sample_id_all || first->is_pos < 0)
-			return &rd->evsels[0];
-		if ((u64)first->is_pos * 8 > (u64)size - 8)
-			return NULL;
-		off = size - 8 * (u64)first->is_pos;
-	}
-	if (off + 8 > size)
-		return NULL;
-	return id_lookup(rd, get_u64((const u8 *)h + off));
 }

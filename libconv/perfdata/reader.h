@@ -15,6 +15,7 @@
 
 #include <linux/perf_event.h>
 
+#include "common/hash.h"
 #include "common/util.h"
 
 struct trace_info;
@@ -119,11 +120,10 @@ struct rd {
 	u64 truncated_at;
 	u64 feat_bits[4];
 
+	/* The event list (evlist.c). */
 	struct rd_evsel *evsels;
 	size_t nr_evsels, cap_evsels;
-	u64 *id_keys;	   /* open-addressing id -> evsel index table */
-	u32 *id_vals;
-	size_t id_cap, id_count;
+	struct htab ids; /* sample id -> evsel index */
 	bool same_sample_type;
 
 	/* Feature contents. */
@@ -161,10 +161,6 @@ int rd_rewind(struct rd *rd);
  * walked further (a record with size < 8: the stream has no framing left).
  */
 int rd_next(struct rd *rd, struct rd_rec *rec);
-
-/* Evsel for a sample/non-sample record, per evlist__event2evsel()
- * (reference §1.2). NULL if the id matches no event. */
-struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h);
 
 /* Index of @ev in rd->evsels. */
 static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev)

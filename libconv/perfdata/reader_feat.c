@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perf.data events and feature sections: the evsels the attrs declare
- * (zero-extended attr copies, where ids sit in samples, perf's names), and
- * the feature sections decoded into struct rd (header.c process_*
+ * perf.data events' names (perf's defaults; the evsels themselves are
+ * evlist.c's) and the feature sections decoded into struct rd (header.c process_*
  * functions): strings, NRCPUS/TOTAL_MEM/SAMPLE_TIME, the command line,
  * EVENT_DESC names, BUILD_ID entries and tracing data. The same decoders
  * serve file mode (the feature index after the data section) and pipe
@@ -24,39 +23,6 @@
 #include "tracing.h"
 
 /* ------------------------------------------------------------- evsels */
-
-/* Where the id sits in samples and in sample_id trailers
- * (__perf_evsel__calc_id_pos/__calc_is_pos, tools/perf/util/evsel.c). */
-static void evsel_calc_pos(struct rd_evsel *ev)
-{
-	u64 t = ev->attr.sample_type;
-	int pos;
-
-	if (t & PERF_SAMPLE_IDENTIFIER) {
-		ev->id_pos = 0;
-		ev->is_pos = 1;
-	} else if (t & PERF_SAMPLE_ID) {
-		pos = 0;
-		pos += !!(t & PERF_SAMPLE_IP);
-		pos += !!(t & PERF_SAMPLE_TID);
-		pos += !!(t & PERF_SAMPLE_TIME);
-		pos += !!(t & PERF_SAMPLE_ADDR);
-		ev->id_pos = pos;
-		pos = 1;
-		pos += !!(t & PERF_SAMPLE_CPU);
-		pos += !!(t & PERF_SAMPLE_STREAM_ID);
-		ev->is_pos = pos;
-	} else {
-		ev->id_pos = -1;
-		ev->is_pos = -1;
-	}
-	ev->id_hdr_size = 0;
-	if (ev->attr.sample_id_all)
-		ev->id_hdr_size = 8 * __builtin_popcountll(t &
-			(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-			 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-			 PERF_SAMPLE_IDENTIFIER));
-}
 
 static const char *const hw_names[] = {
 	"cycles", "instructions", "cache-references", "cache-misses",
@@ -98,28 +64,6 @@ void rd_name_evsels(struct rd *rd)
 	for (i = 0; i < rd->nr_evsels; i++)
 		if (!rd->evsels[i].name_from_desc)
 			rd->evsels[i].name = rd_default_name(rd, &rd->evsels[i]);
-}
-
-/* Add an evsel from @len attr bytes (copied zero-extended; a bigger attr
- * from a newer perf is cut, not rejected: reference §1.2). */
-int rd_add_evsel(struct rd *rd, const u8 *attr, size_t len)
-{
-	struct rd_evsel *ev;
-	int err;
-
-	err = ensure_mem((void **)&rd->evsels, &rd->cap_evsels,
-			 sizeof(*rd->evsels), rd->nr_evsels + 1);
-	if (err)
-		return err;
-	ev = &rd->evsels[rd->nr_evsels++];
-	memset(ev, 0, sizeof(*ev));
-	memcpy(&ev->attr, attr, len < sizeof(ev->attr) ? len : sizeof(ev->attr));
-	evsel_calc_pos(ev);
-	ev->name = "";
-	if (rd->nr_evsels > 1 &&
-	    ev->attr.sample_type != rd->evsels[0].attr.sample_type)
-		rd->same_sample_type = false;
-	return 0;
 }
 
 /* ----------------------------------------------------------- features */

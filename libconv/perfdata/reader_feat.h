@@ -12,9 +12,6 @@
 /* Size of perf_event_attr version 0 (PERF_ATTR_SIZE_VER0). */
 #define ATTR_VER0 64
 
-/* Add an evsel from @len attr bytes (zero-extended or cut). 0 or -ENOMEM. */
-int rd_add_evsel(struct rd *rd, const u8 *attr, size_t len);
-
 /* perf's default name for an event nobody named (never NULL). */
 const char *rd_default_name(struct rd *rd, const struct rd_evsel *ev);
 

@@ -8,6 +8,7 @@
  * about its size fails as a whole with -PERFSPY_E_BAD_RECORD.
  */
 #include "record.h"
+#include "evlist.h"
 
 #include <stddef.h>
 /* Record layouts come from libperf (tools/lib/perf/include/perf/event.h):

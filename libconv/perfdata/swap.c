@@ -15,6 +15,7 @@
  * Every access goes through struct swc, bounded by the record or section.
  */
 #include "swap.h"
+#include "evlist.h"
 
 #include <errno.h>
 #include <stdlib.h>

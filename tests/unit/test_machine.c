@@ -164,7 +164,7 @@ static void test_map_overlap(void)
 {
 	struct sym_ctx *sym = new_sym();
 	struct machine m;
-	struct mach_proc *p;
+	const struct mach_proc *p;
 	u32 gen;
 
 	mach_init(&m, sym, NULL);
@@ -217,14 +217,7 @@ static void test_map_overlap(void)
 	MAP_AT(&m, 1, 0x50fff, "/x/e", 0xfff);
 
 	/* The vector is sorted and without overlaps (machine.h). */
-	p = NULL;
-	{
-		size_t i, cap = m.procs_cap;
-
-		for (i = 0; i < cap; i++)
-			if (m.procs[i] && m.procs[i]->pid == 1)
-				p = m.procs[i];
-	}
+	p = mach_proc_of(&m, 1);
 	T(p != NULL);
 	if (p) {
 		size_t i;
@@ -324,7 +317,7 @@ static void test_map_kinds(void)
 	T(mp && mp->dso == dso);
 	T_EQ_INT(sym_dso_get(sym, "/x/tabbid", bid, 20, &dso), 0);
 	T(mp && mp->dso != dso);
-	T_EQ_INT(m.nr_bids, 1);
+	T_EQ_INT(m.bids.nr, 1);
 	mach_free(&m);
 	sym_ctx_free(sym);
 }

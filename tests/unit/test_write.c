@@ -329,26 +329,6 @@ static void test_empty_and_errors(void)
 	perfspy_folder__free(f);
 }
 
-static void test_idmap(void)
-{
-	struct idmap m = { 0 };
-	u32 i;
-	u64 *v;
-
-	for (i = 0; i < 5000; i++) {
-		v = idmap_put(&m, i * 7);
-		T(v != NULL);
-		if (v)
-			*v = i;
-	}
-	T_EQ_INT(m.nr, 5000);
-	T(idmap_get(&m, 7 * 4999) && *idmap_get(&m, 7 * 4999) == 4999);
-	T(!idmap_get(&m, 3));
-	T(!idmap_put(&m, UINT32_MAX));
-	idmap_free(&m);
-	T(!idmap_get(&m, 0));
-}
-
 int main(void)
 {
 	find_fixdir();
@@ -357,6 +337,5 @@ int main(void)
 	test_min_width();
 	test_speedscope();
 	test_empty_and_errors();
-	test_idmap();
 	TEST_MAIN_END();
 }

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hash table's slow paths and the string set (see hash.h).
+ */
+#include "hash.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+void htab_init(struct htab *t, size_t esz, size_t min_cap)
+{
+	size_t c = 8;
+
+	while (c < min_cap && c <= SIZE_MAX / 4)
+		c *= 2;
+	*t = (struct htab){ .esz = esz, .min_cap = c };
+}
+
+void htab_free(struct htab *t)
+{
+	free(t->ents);
+	t->ents = NULL;
+	t->cap = t->nr = 0;
+}
+
+int htab_grow(struct htab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : t->min_cap, mask = ncap - 1, i, j;
+	u8 *n;
+
+	if (ncap < t->cap || !t->esz)
+		return -ENOMEM;
+	n = xreallocarray(NULL, ncap, t->esz);
+	if (!n)
+		return -ENOMEM;
+	memset(n, 0, ncap * t->esz);
+	/* Re-place every entry by its stored hash word; insertion order
+	 * among equal hashes is kept, which lookups do not depend on. */
+	for (i = 0; i < t->cap; i++) {
+		const u8 *e = t->ents + i * t->esz;
+		u64 tag = *(const u64 *)e;
+
+		if (!tag)
+			continue;
+		for (j = (size_t)tag & mask; *(u64 *)(n + j * t->esz); j = (j + 1) & mask)
+			;
+		memcpy(n + j * t->esz, e, t->esz);
+	}
+	free(t->ents);
+	t->ents = n;
+	t->cap = ncap;
+	return 0;
+}
+
+void *htab_next(const struct htab *t, size_t *pos)
+{
+	for (; *pos < t->cap; (*pos)++) {
+		u8 *e = t->ents + *pos * t->esz;
+
+		if (htab_used(e)) {
+			(*pos)++;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ strset */
+
+struct strset_ent {
+	u64 hash;
+	u32 id;
+};
+
+struct strset_key {
+	const struct strset *s;
+	const char *str;
+	size_t len;
+};
+
+static bool strset_eq(const void *ent, const void *key)
+{
+	const struct strset_ent *e = ent;
+	const struct strset_key *k = key;
+
+	return k->s->lens[e->id] == k->len &&
+	       !memcmp(k->s->strs[e->id], k->str, k->len);
+}
+
+void strset_init(struct strset *s)
+{
+	memset(s, 0, sizeof(*s));
+	/* 1024 slots: what the folder's name table always started with. */
+	htab_init(&s->tab, sizeof(struct strset_ent), 1024);
+	arena_init(&s->arena);
+}
+
+void strset_free(struct strset *s)
+{
+	htab_free(&s->tab);
+	arena_free(&s->arena);
+	free(s->strs);
+	free(s->lens);
+	s->strs = NULL;
+	s->lens = NULL;
+	s->nr = s->cap_strs = s->cap_lens = 0;
+}
+
+u32 strset_find(const struct strset *s, const char *str, size_t len)
+{
+	struct strset_key k = { s, str, len };
+	const struct strset_ent *e;
+
+	e = htab_find(&s->tab, hash_bytes(str, len, 0), strset_eq, &k);
+	return e ? e->id : STRSET_NONE;
+}
+
+int strset_add(struct strset *s, const char *str, size_t len, u32 *id)
+{
+	struct strset_key k = { s, str, len };
+	u64 h = hash_bytes(str, len, 0);
+	struct strset_ent *e;
+	char *copy;
+
+	if (htab_reserve(&s->tab))
+		return -ENOMEM;
+	e = htab_probe(&s->tab, h, strset_eq, &k);
+	if (htab_used(e)) {
+		*id = e->id;
+		return 0;
+	}
+	/* Ids stay below STRSET_NONE; lengths fit the u32 length array. */
+	if (len > UINT32_MAX || s->nr >= STRSET_NONE - 1 ||
+	    ensure_mem((void **)&s->strs, &s->cap_strs, sizeof(*s->strs), s->nr + 1) ||
+	    ensure_mem((void **)&s->lens, &s->cap_lens, sizeof(*s->lens), s->nr + 1))
+		return -ENOMEM;
+	copy = arena_strndup(&s->arena, str, len);
+	if (!copy)
+		return -ENOMEM;
+	s->strs[s->nr] = copy;
+	s->lens[s->nr] = (u32)len;
+	e->id = (u32)s->nr;
+	htab_claim(&s->tab, e, h);
+	*id = (u32)s->nr++;
+	return 1;
+}
+
+/* ------------------------------------------------------------- idmap */
+
+struct idmap_ent {
+	u64 hash;
+	u64 key;
+	u64 val;
+};
+
+static bool idmap_eq(const void *ent, const void *key)
+{
+	return ((const struct idmap_ent *)ent)->key == *(const u64 *)key;
+}
+
+static u64 idmap_hash(u64 key)
+{
+	return hash_mix(key + 1);
+}
+
+void idmap_free(struct idmap *m)
+{
+	htab_free(&m->tab);
+}
+
+u64 *idmap_get(const struct idmap *m, u64 key)
+{
+	struct idmap_ent *e = htab_find(&m->tab, idmap_hash(key), idmap_eq, &key);
+
+	return e ? &e->val : NULL;
+}
+
+u64 *idmap_put(struct idmap *m, u64 key)
+{
+	u64 h = idmap_hash(key);
+	struct idmap_ent *e;
+
+	if (!m->tab.esz) /* zeroed: 256 slots first, as idmap always had */
+		htab_init(&m->tab, sizeof(struct idmap_ent), 256);
+	if (htab_reserve(&m->tab))
+		return NULL;
+	e = htab_probe(&m->tab, h, idmap_eq, &key);
+	if (!htab_used(e)) {
+		e->key = key;
+		e->val = 0;
+		htab_claim(&m->tab, e, h);
+	}
+	return &e->val;
+}
