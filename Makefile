@@ -123,7 +123,15 @@ $(O)/perfspy: $(TOOL_OBJS) $(STLIB)
 $(O)/tests/%: tests/unit/%.c $(TLIB_SRCS) $(wildcard tests/lib/*.h) $(STLIB)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Itests/lib \
-		-o $@ $< $(TLIB_SRCS) $(STLIB) $(LIBS)
+		-I$(O)/tests -o $@ $< $(TLIB_SRCS) $(STLIB) $(LIBS)
+
+# The usage example in perfspy.h's top comment, cut out between its
+# EXAMPLE-BEGIN/END markers, compiled and run by test_api.
+$(O)/tests/header_example.inc: include/perfspy.h
+	$(Q)mkdir -p $(@D) && sed -n '/EXAMPLE-BEGIN/,/EXAMPLE-END/{/EXAMPLE-/d;s/^ \*//;p;}' $< > $@
+	$(Q)test -s $@ || { echo "perfspy.h: no EXAMPLE-BEGIN/END block" >&2; exit 1; }
+
+$(O)/tests/test_api: $(O)/tests/header_example.inc
 
 $(O)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(STLIB)
 	$(call msg,CC,$<)

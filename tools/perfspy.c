@@ -64,6 +64,7 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 		.log_level = c->quiet ? PERFSPY_LOG_ERROR :
 			     c->verbose > 1 ? PERFSPY_LOG_DEBUG :
 			     c->verbose ? PERFSPY_LOG_INFO : PERFSPY_LOG_WARN,
+		.log_level_set = true,
 		.symfs = c->symfs,
 		.buildid_dir = c->buildid_dir,
 		.perf_map_dir = c->perf_map_dir,
