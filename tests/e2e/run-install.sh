@@ -62,12 +62,14 @@ flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags 
 san=
 readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | grep -q 'libasan' && san="-fsanitize=address,undefined"
 readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | grep -q 'libubsan' && [ -z "$san" ] && san="-fsanitize=undefined"
+# shellcheck disable=SC2086 # $san and $flags are word lists
 cc $san -o "$SCRATCH/use" "$SCRATCH/use.c" $flags -Wl,-rpath,"$dest$prefix/lib" 2>"$SCRATCH/cc.log" &&
 	pass "a consumer builds with pkg-config --cflags --libs perfspy" ||
 	fail "consumer build: $(head -5 "$SCRATCH/cc.log")"
 
 need_perf
 data=$SCRATCH/sleep.data
+# shellcheck disable=SC2016 # $i belongs to the inner sh
 $PERF record -q -F 999 -g -o "$data" -- sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done' \
 	>/dev/null 2>&1 || die "perf record failed"
 want=$("$PERFSPY" convert -i "$data" -q) || die "perfspy convert failed"
