@@ -10,7 +10,7 @@
  * either into text. The library never prints and never exits: messages
  * go to the log callback given in perfspy_open_opts.
  *
- * Typical use (tests/unit/test_header_example.c compiles and runs the
+ * Typical use (tests/unit/test_api.c compiles and runs the
  * lines between the EXAMPLE markers, so they cannot drift from the API):
  *
  * EXAMPLE-BEGIN
