@@ -145,6 +145,11 @@ def main():
 
         # 3. Sections.
         anchors = [(m.start(), m.end(), m.group(1)) for m in DOC.finditer(text)]
+        if path.startswith("docs/"):
+            # Documents cite each other by bare name: `output.md §2`.
+            anchors += [(m.start(), m.end(), "docs/" + m.group(1))
+                        for m in MD.finditer(text)
+                        if "/" not in m.group(1) and "docs/" + m.group(1) in secs]
         anchors += [(m.start(), m.end(), None) for m in EXTERNAL.finditer(text)]
         anchors.sort()
         cited = sorted({a[2] for a in anchors if a[2]})
@@ -157,6 +162,8 @@ def main():
                 choices = [near[2]]
             else:
                 choices = cited or docs
+            if path in secs and path not in choices:
+                choices = choices + [path]  # a document's own sections
             for num in filter(None, m.groups()):
                 ok = any(secs.get(d) and num in secs[d][0] for d in choices)
                 if not ok:
