@@ -135,6 +135,8 @@ def rewrite(path, text):
 
 def main():
     check = "--check" in sys.argv[1:]
+    # Paths are relative to the repository root.
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     changed = 0
     for path in files():
         try:
