@@ -54,7 +54,9 @@ extern "C" {
  * fields are stored: an initializer alone leaves padding bytes
  * unspecified, and the padding after the last known field is exactly
  * what the tail check reads. (A GNU C statement expression; gcc and
- * clang accept it in C and C++.) Callers that fill a struct by hand
+ * clang accept it in C and C++.) It declares a local variable, so use it
+ * inside a function; a struct with static storage needs no macro, as its
+ * padding starts zeroed. Callers that fill an automatic struct by hand
  * should memset() it first for the same reason.
  */
 #define PERFSPY_OPTS(TYPE, NAME, ...)                                     \
