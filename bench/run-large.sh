@@ -17,6 +17,7 @@ mkdir -p "$dir"
 small=$dir/small.pipe
 large=$dir/large.pipe
 [ -x "$PERFSPY" ] || { echo "run make first" >&2; exit 1; }
+# shellcheck disable=SC2016 # $i belongs to the inner sh
 perf record -q -F 999 -g -o - -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' \
 	>"$small" 2>/dev/null || { echo "perf record failed" >&2; exit 1; }
 bytes=$(awk -v g="$gb" 'BEGIN {printf "%d", g * 1e9}')

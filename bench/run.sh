@@ -146,6 +146,7 @@ done
 
 # Sanity: every tool folds every sample.
 for t in "${tools[@]}"; do
+	# shellcheck disable=SC2016 # an awk program
 	n=$("$AWK" '{ s += $NF } END { printf "%d\n", s }' "$tmp/$t.out")
 	[ "$n" = "$samples" ] || echo "bench: warning: ${LABEL[$t]} folded $n samples, info counts $samples" >&2
 done
@@ -155,7 +156,7 @@ done
 import sys
 samples, nbytes, target = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 tools = sys.argv[4:]
-walls = {$(for t in "${tools[@]}"; do printf "'%s': [%s], " "$t" "$(echo ${WALLS[$t]} | tr ' ' ',')"; done)}
+walls = {$(for t in "${tools[@]}"; do w=${WALLS[$t]% }; printf "'%s': [%s], " "$t" "${w// /,}"; done)}
 rss = {$(for t in "${tools[@]}"; do printf "'%s': %s, " "$t" "${RSS[$t]:-0}"; done)}
 label = {$(for t in "${tools[@]}"; do printf "'%s': '%s', " "$t" "${LABEL[$t]}"; done)}
 med = {}

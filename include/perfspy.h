@@ -10,19 +10,22 @@
  * either into text. The library never prints and never exits: messages
  * go to the log callback given in perfspy_open_opts.
  *
- * Typical use:
+ * Typical use (tests/unit/test_api.c compiles and runs the
+ * lines between the EXAMPLE markers, so they cannot drift from the API):
  *
- *	struct perfspy_session *s;
- *	struct perfspy_folder *f;
+ * EXAMPLE-BEGIN
+ *	struct perfspy_session *s = NULL;
+ *	struct perfspy_folder *f = NULL;
  *	int err = perfspy_session__open("perf.data", NULL, &s);
  *	if (!err)
- *		err = perfspy_folder__new(NULL, &f);
+ *		err = perfspy_folder__new(&f);
  *	if (!err)
  *		err = perfspy_session__convert(s, NULL, f);
  *	if (!err)
  *		err = perfspy_folder__write(f, stdout, NULL);
  *	perfspy_folder__free(f);
  *	perfspy_session__close(s);
+ * EXAMPLE-END
  */
 #ifndef PERFSPY_H
 #define PERFSPY_H
@@ -31,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,9 +49,21 @@ extern "C" {
  * The first field is the struct's size as the caller knows it, so a
  * library built later can tell which fields the caller set; unknown
  * non-zero tail bytes are rejected with -PERFSPY_E_OPTS.
+ *
+ * The whole object, padding included, is zeroed before the designated
+ * fields are stored: an initializer alone leaves padding bytes
+ * unspecified, and the padding after the last known field is exactly
+ * what the tail check reads. (A GNU C statement expression; gcc and
+ * clang accept it in C and C++.) It declares a local variable, so use it
+ * inside a function; a struct with static storage needs no macro, as its
+ * padding starts zeroed. Callers that fill an automatic struct by hand
+ * should memset() it first for the same reason.
  */
-#define PERFSPY_OPTS(TYPE, NAME, ...) \
-	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#define PERFSPY_OPTS(TYPE, NAME, ...)                                     \
+	struct TYPE NAME = ({                                             \
+		memset(&NAME, 0, sizeof(struct TYPE));                    \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };  \
+	})
 
 /*
  * Error codes (positive values; functions return them negated). The
@@ -85,7 +101,11 @@ PERFSPY_API int perfspy_strerror(int err, char *buf, size_t size);
 /* The library version, "MAJOR.MINOR.PATCH". */
 PERFSPY_API const char *perfspy_version_string(void);
 
-/* Log levels for perfspy_log_fn. */
+/*
+ * Log levels for perfspy_log_fn. In the options structs a @log_level of
+ * 0 means "default" (WARN) unless the struct's @log_level_set is true;
+ * set it to select PERFSPY_LOG_ERROR.
+ */
 enum perfspy_log_level {
 	PERFSPY_LOG_ERROR = 0,
 	PERFSPY_LOG_WARN = 1,
@@ -109,7 +129,8 @@ struct perfspy_folder;	/* aggregated stacks: stack -> count */
 struct perfspy_open_opts {
 	size_t sz; /* sizeof(struct perfspy_open_opts) */
 	/* Log sink; NULL drops messages. Messages above @log_level are
-	 * dropped (default PERFSPY_LOG_WARN when log_fn is set). */
+	 * dropped. @log_level 0 means the default, PERFSPY_LOG_WARN, unless
+	 * @log_level_set is true (see below). */
 	perfspy_log_fn log_fn;
 	void *log_ctx;
 	int log_level;
@@ -124,9 +145,13 @@ struct perfspy_open_opts {
 	/* Where /tmp/perf-PID.map and jit-PID.dump files are (copied off
 	 * the profiled machine); NULL means /tmp. */
 	const char *perf_map_dir;
+	/* Use @log_level as given, so that PERFSPY_LOG_ERROR (0) selects
+	 * errors only. Without it 0 means PERFSPY_LOG_WARN, which is what
+	 * callers written before this field get. */
+	bool log_level_set;
 	size_t : 0;
 };
-#define perfspy_open_opts__last_field perf_map_dir
+#define perfspy_open_opts__last_field log_level_set
 
 /*
  * Open @path ("-" reads standard input as a stream). Only the header is
@@ -398,7 +423,8 @@ struct perfspy_write_opts {
  * Returns 0, -EIO if a write failed, -ENOMEM, -EINVAL for an unknown
  * format, or -PERFSPY_E_OPTS.
  */
-PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
+PERFSPY_API int perfspy_folder__write(const struct perfspy_folder *f,
+				      FILE *out,
 				      const struct perfspy_write_opts *opts);
 
 /*
@@ -424,9 +450,11 @@ struct perfspy_read_opts {
 	/* speedscope: keep file names as recorded (py-spy writes full
 	 * paths there) instead of py-spy's short form. */
 	bool full_filenames;
+	/* As in perfspy_open_opts: @log_level 0 means ERROR, not WARN. */
+	bool log_level_set;
 	size_t : 0;
 };
-#define perfspy_read_opts__last_field full_filenames
+#define perfspy_read_opts__last_field log_level_set
 
 /* What a read found (fields up to ->sz, which the caller sets). */
 struct perfspy_read_stats {
@@ -516,9 +544,11 @@ struct perfspy_merge_opts {
 	 * with Python frames and no match, its skeleton (`name (file)` per
 	 * Python frame) with the stack's weight. */
 	struct perfspy_folder *unmatched;
+	/* As in perfspy_open_opts: @log_level 0 means ERROR, not WARN. */
+	bool log_level_set;
 	size_t : 0;
 };
-#define perfspy_merge_opts__last_field unmatched
+#define perfspy_merge_opts__last_field log_level_set
 
 /* Weights below are perf weights (samples, or periods). */
 struct perfspy_merge_stats {

@@ -91,9 +91,8 @@ static int session_new(const struct perfspy_open_opts *opts,
 	s->fd = -1;
 	s->log.fn = OPTS_GET(opts, log_fn, NULL);
 	s->log.ctx = OPTS_GET(opts, log_ctx, NULL);
-	s->log.level = OPTS_GET(opts, log_level, 0);
-	if (!s->log.level)
-		s->log.level = LOG_WARN;
+	s->log.level = log_level_pick(OPTS_GET(opts, log_level, 0),
+				      OPTS_GET(opts, log_level_set, false));
 	so.symfs = OPTS_GET(opts, symfs, NULL);
 	so.buildid_dir = OPTS_GET(opts, buildid_dir, NULL);
 	so.kallsyms = OPTS_GET(opts, kallsyms, NULL);

@@ -38,6 +38,7 @@ find_python() {
 	fi
 	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
 	for v in 3.12 3.13; do
+		# shellcheck disable=SC2012 # pyenv's version directories; sort -V orders them
 		for p in $(ls -d "$root"/versions/$v.* 2>/dev/null | sort -V -r); do
 			[ -x "$p/bin/python$v" ] && { echo "$p/bin/python$v"; return; }
 		done

@@ -9,12 +9,17 @@
 # Usage: scripts/fuzz.sh [target...]   (make fuzz FUZZ_SECONDS=900)
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-cd "$TOP"
+cd "$TOP" || exit 1
 secs=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 B=build-fuzz
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=($(ls tests/fuzz/fuzz_*.c | sed 's|.*/fuzz_||; s|\.c$||'))
+if [ ${#targets[@]} -eq 0 ]; then
+	for f in tests/fuzz/fuzz_*.c; do
+		f=${f##*/fuzz_}
+		targets+=("${f%.c}")
+	done
+fi
 
 flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 make -s O=$B CC=clang CFLAGS="$flags" $B/libperfspy.a || exit 1
@@ -41,8 +46,9 @@ rc=0
 summary=()
 for t in "${targets[@]}"; do
 	bin=$B/fuzz_$t
-	clang $flags -fsanitize=fuzzer $inc -D_GNU_SOURCE -o "$bin" tests/fuzz/fuzz_$t.c \
-		$B/libperfspy.a $libs || { rc=1; continue; }
+	# shellcheck disable=SC2086 # $flags, $inc and $libs are word lists
+	clang $flags -fsanitize=fuzzer $inc -D_GNU_SOURCE -o "$bin" "tests/fuzz/fuzz_$t.c" \
+		"$B/libperfspy.a" $libs || { rc=1; continue; }
 	mkdir -p "tests/fuzz/corpus/$t" "$B/work/$t" "$B/crash/$t"
 	seed "$t" "$B/seeds/$t"
 	log=$B/fuzz_$t.log
@@ -57,7 +63,7 @@ for t in "${targets[@]}"; do
 	else
 		execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{n += $2} END {print n + 0}')
 	fi
-	crashes=$(ls "$B/crash/$t" | wc -l)
+	crashes=$(find "$B/crash/$t" -mindepth 1 -maxdepth 1 | wc -l)
 	if [ "$crashes" -gt 0 ]; then
 		cp "$B/crash/$t"/* "tests/fuzz/corpus/$t/"
 		rc=1

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Run perfspy's tests: tests/run-tests.sh MODE [FILTER]
-#   MODE   unit  every $O/tests/test_* binary (built by `make check-unit`)
+#   MODE   unit  every $O/tests/test_* binary (built by `make check-unit`),
+#                then tests/lint/run-*.sh (layering, citations, shellcheck)
 #          e2e   tests/corpus/run.sh, tests/e2e/run-*.sh, tests/diff/run-*.sh
-#          all   unit, then e2e
+#          all   unit (with lint), then e2e
 #   FILTER optional substring: run only the tests whose name contains it
 # Environment: O (build dir, default build), CI (=true: a skipped corpus, e2e
 # or diff test is a failure, STYLE.md §9), VALGRIND=1 (unit binaries under
@@ -51,7 +52,9 @@ run_one() {
 	[ -n "$filter" ] && [[ $name != *"$filter"* ]] && return
 	log=$LOGS/${name//\//-}.log
 	timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1 </dev/null || rc=$?
-	if [ $rc -eq 77 ] && [ "${CI:-}" = true ] && [ "$kind" != unit ]; then
+	# Unit and lint tests may skip even under CI (a lint tool missing).
+	if [ $rc -eq 77 ] && [ "${CI:-}" = true ] && [ "$kind" != unit ] &&
+		[ "$kind" != lint ]; then
 		echo "(CI=true: a skipped $kind test is a failure)" >>"$log"
 		rc=1
 	fi
@@ -88,6 +91,15 @@ run_unit() {
 	done
 }
 
+run_lint() {
+	local t
+	for t in tests/lint/run-*.sh; do
+		[ -f "$t" ] || continue
+		t=${t%.sh}
+		run_one "${t#tests/}" lint bash "$t.sh"
+	done
+}
+
 run_e2e() {
 	local t kind
 	# Recordings are shared by the scripts of one run (tests/e2e/lib.sh),
@@ -106,10 +118,14 @@ run_e2e() {
 }
 
 case $mode in
-unit) run_unit ;;
+unit)
+	run_unit
+	run_lint
+	;;
 e2e) run_e2e ;;
 all)
 	run_unit
+	run_lint
 	run_e2e
 	;;
 esac

@@ -70,6 +70,7 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 	PERFSPY_OPTS(perfspy_open_opts, o,
 		.log_fn = cli_log,
 		.log_level = cli_log_level(c),
+		.log_level_set = true,
 		.symfs = c->symfs,
 		.buildid_dir = c->buildid_dir,
 		.perf_map_dir = c->perf_map_dir,
@@ -336,7 +337,8 @@ static int read_folded(int fd, const char *name, bool empty,
 {
 	PERFSPY_OPTS(perfspy_read_opts, ro, .format = PERFSPY_CAPTURE_RAW,
 		     .display_name = name, .log_fn = cli_log,
-		     .log_level = cli_log_level(c));
+		     .log_level = cli_log_level(c),
+		     .log_level_set = true);
 	PERFSPY_OPTS(perfspy_read_stats, rs);
 	char msg[256];
 	int err;

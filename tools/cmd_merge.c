@@ -231,7 +231,7 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
 static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 {
 	PERFSPY_OPTS(perfspy_read_opts, ro, .log_fn = cli_log,
-		     .log_level = cli_log_level(&a->common));
+		     .log_level = cli_log_level(&a->common), .log_level_set = true);
 	char msg[256], *buf = NULL;
 	size_t i, len = 0;
 	int err;
@@ -438,6 +438,7 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 					 PERFSPY_MERGE_ROOTS_KEEP;
 	a->mo.log_fn = cli_log;
 	a->mo.log_level = cli_log_level(&a->common);
+	a->mo.log_level_set = true;
 	a->mo.unmatched = f[3];
 	err = perfspy_merge(f[0], f[1], &a->mo, f[2], &st);
 	if (err) {

@@ -30,6 +30,13 @@ typedef int64_t s64;
 /* Log levels, same numbering as the public PERFSPY_LOG_* values. */
 enum { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
+/* The level an options struct asks for: 0 is "default" (WARN) unless
+ * the caller says it means ERROR (perfspy.h, log_level_set). */
+static inline int log_level_pick(int level, bool set)
+{
+	return level || set ? level : LOG_WARN;
+}
+
 struct log_sink {
 	void (*fn)(void *ctx, int level, const char *msg);
 	void *ctx;

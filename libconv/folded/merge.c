@@ -471,7 +471,8 @@ static int mg_init(struct mg *m, const struct perfspy_merge_opts *o)
 		return -PERFSPY_E_OPTS;
 	m->log.fn = OPTS_GET(o, log_fn, NULL);
 	m->log.ctx = OPTS_GET(o, log_ctx, NULL);
-	m->log.level = OPTS_GET(o, log_level, 0) ? OPTS_GET(o, log_level, 0) : LOG_WARN;
+	m->log.level = log_level_pick(OPTS_GET(o, log_level, 0),
+				      OPTS_GET(o, log_level_set, false));
 	m->py_files = OPTS_GET(o, python_files, NULL);
 	m->min_suffix = OPTS_GET(o, min_suffix, 0) ? OPTS_GET(o, min_suffix, 0) : 1;
 	m->native_join = !OPTS_GET(o, no_native_join, false);

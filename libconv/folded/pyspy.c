@@ -329,7 +329,8 @@ static int reader_init(struct pys_reader *r, struct log_sink *log,
 	memset(log, 0, sizeof(*log));
 	log->fn = OPTS_GET(opts, log_fn, NULL);
 	log->ctx = OPTS_GET(opts, log_ctx, NULL);
-	log->level = OPTS_GET(opts, log_level, 0) ? OPTS_GET(opts, log_level, 0) : LOG_WARN;
+	log->level = log_level_pick(OPTS_GET(opts, log_level, 0),
+				    OPTS_GET(opts, log_level_set, false));
 	r->f = f;
 	r->log = log;
 	r->name = OPTS_GET(opts, display_name, NULL);

@@ -8,7 +8,8 @@
 
 #include <errno.h>
 
-PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
+PERFSPY_API int perfspy_folder__write(const struct perfspy_folder *f,
+				      FILE *out,
 				      const struct perfspy_write_opts *opts)
 {
 	if (!OPTS_VALID(opts, perfspy_write_opts))

@@ -100,6 +100,7 @@ build() {
 	if [ ! -x "$E2E_BIN/$name" ] || [ "$src" -nt "$E2E_BIN/$name" ]; then
 		# Compile in the source directory with a relative file name so that
 		# DW_AT_name is plain "NAME.c", as users see it.
+		# shellcheck disable=SC2086 # $cc and $flags are word lists
 		(cd "$E2E_SRC" && $cc $flags -o "$E2E_BIN/$name.tmp.$$" "${src##*/}") ||
 			die "cannot compile $src"
 		mv "$E2E_BIN/$name.tmp.$$" "$E2E_BIN/$name"

@@ -19,7 +19,6 @@ __attribute__((noinline)) void buildid_spin(void) { for (long i = 0; i < 3000000
 int main(void) { buildid_spin(); printf("%lu\n", sink); return 0; }
 C
 cc -O1 -g -fno-omit-frame-pointer -o "$bin" "$src" || die "cc failed"
-cache=$SCRATCH/cache
 $PERF record -q -F 999 -g -o "$SCRATCH/bid.data" -- "$bin" >/dev/null 2>&1 || die "perf record failed"
 # perf record filled ~/.debug; make our own cache from it with perf itself.
 HOME=$SCRATCH $PERF buildid-cache -a "$bin" >/dev/null 2>&1 || die "perf buildid-cache failed"

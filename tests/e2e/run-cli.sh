@@ -122,6 +122,7 @@ touch "$OUTD/afile"
 expect_exit 1 "-o below a regular file" "$PERFSPY" convert -i "$data" -o "$OUTD/afile/out"
 if [ -w /dev/full ]; then
 	expect_exit 1 "-o /dev/full (ENOSPC on write)" "$PERFSPY" convert -i "$data" -o /dev/full
+	# shellcheck disable=SC2016 # $0 and $1 belong to the inner sh
 	expect_exit 1 "stdout to /dev/full" sh -c '"$0" convert -i "$1" >/dev/full' "$PERFSPY" "$data"
 fi
 # An existing output is replaced only on success: a failed conversion keeps it.
@@ -160,6 +161,7 @@ fi
 # of failed runs, no temporary files.
 want="afile keep.out ok.out"
 [ -e "$OUTD/cut.out" ] && want="afile cut.out keep.out ok.out"
+# shellcheck disable=SC2012 # names this test made itself
 got=$(ls -A "$OUTD" | tr '\n' ' ' | sed 's/ $//')
 if [ "$got" = "$want" ]; then
 	pass "output directory holds only: $want"

@@ -16,6 +16,7 @@ scratch
 SWAP=$E2E_SRC/swap_perfdata.py
 CORPUS=${CORPUS:-/work/shared/corpus/perf_data_converter}
 mounted=
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	[ -n "$mounted" ] && umount /sys/kernel/tracing 2>/dev/null
 	cleanup_scratch
@@ -69,6 +70,7 @@ if ! mountpoint -q /sys/kernel/tracing 2>/dev/null; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && mounted=1
 fi
 if mountpoint -q /sys/kernel/tracing 2>/dev/null; then
+	# shellcheck disable=SC2016 # a script for the inner sh
 	work='i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05'
 	"$PERF" record -q -N -e sched:sched_switch -e cpu-clock -g -o "$SCRATCH/tp.data" \
 		-- sh -c "$work" >/dev/null 2>"$SCRATCH/tp.log" ||

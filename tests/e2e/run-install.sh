@@ -13,14 +13,14 @@ prefix=/usr/local
 
 make -s -C "$TOP" O="$O" install DESTDIR="$dest" PREFIX=$prefix >"$SCRATCH/install.log" 2>&1 ||
 	die "make install failed: $(tail -3 "$SCRATCH/install.log")"
-for f in bin/perfspy include/perfspy.h lib/libperfspy.so.0.1.0 lib/libperfspy.so.0 \
+for f in bin/perfspy include/perfspy.h lib/libperfspy.so.0.2.0 lib/libperfspy.so.0 \
 	lib/libperfspy.so lib/libperfspy.a lib/pkgconfig/perfspy.pc; do
 	[ -e "$dest$prefix/$f" ] && pass "installed $f" || fail "missing $f"
 done
-soname=$(readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+soname=$(readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libperfspy.so.0 ] && pass "soname $soname" || fail "soname '$soname'"
 
-(cd "$TOP" && scripts/check-abi.sh "$O/libperfspy.so.0.1.0" libperfspy.map) >"$SCRATCH/abi.log" 2>&1 &&
+(cd "$TOP" && scripts/check-abi.sh "$O/libperfspy.so.0.2.0" libperfspy.map) >"$SCRATCH/abi.log" 2>&1 &&
 	pass "$(cat "$SCRATCH/abi.log")" || fail "check-abi: $(cat "$SCRATCH/abi.log")"
 
 echo '#include <perfspy.h>' >"$SCRATCH/h.c"
@@ -60,14 +60,16 @@ flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags 
 	die "pkg-config perfspy: $flags"
 # A sanitizer build of the library needs its runtime in the consumer too.
 san=
-readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | grep -q 'libasan' && san="-fsanitize=address,undefined"
-readelf -d "$dest$prefix/lib/libperfspy.so.0.1.0" | grep -q 'libubsan' && [ -z "$san" ] && san="-fsanitize=undefined"
+readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | grep -q 'libubsan' && [ -z "$san" ] && san="-fsanitize=undefined"
+# shellcheck disable=SC2086 # $san and $flags are word lists
 cc $san -o "$SCRATCH/use" "$SCRATCH/use.c" $flags -Wl,-rpath,"$dest$prefix/lib" 2>"$SCRATCH/cc.log" &&
 	pass "a consumer builds with pkg-config --cflags --libs perfspy" ||
 	fail "consumer build: $(head -5 "$SCRATCH/cc.log")"
 
 need_perf
 data=$SCRATCH/sleep.data
+# shellcheck disable=SC2016 # $i belongs to the inner sh
 $PERF record -q -F 999 -g -o "$data" -- sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done' \
 	>/dev/null 2>&1 || die "perf record failed"
 want=$("$PERFSPY" convert -i "$data" -q) || die "perfspy convert failed"

@@ -11,6 +11,7 @@ need_perf
 scratch
 small=$SCRATCH/small.pipe
 big=$SCRATCH/big.pipe
+# shellcheck disable=SC2016 # $i belongs to the inner sh
 $PERF record -q -F 999 -g -o - -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' \
 	>"$small" 2>/dev/null || die "perf record failed"
 $PY "$TOP/tests/e2e/src/repeat_pipe.py" "$small" "$big" 600000000 >/dev/null || die "repeat_pipe failed"
@@ -35,16 +36,17 @@ else
 fi
 [ "$(cat "$out")" = "previous contents" ] && pass "existing output untouched" ||
 	fail "existing output changed after SIGINT"
-left=$(ls -A "$SCRATCH/out" | grep -v '^stacks.txt$' || true)
+left=$(find "$SCRATCH/out" -mindepth 1 -maxdepth 1 ! -name stacks.txt -printf '%f\n')
 [ -z "$left" ] && pass "no temporary file left" || fail "left behind: $left"
 
 # The same through a pipe: perfspy reading stdin, killed mid-stream.
+# shellcheck disable=SC2002 # a pipe on purpose: stdin must not be a file
 ( cat "$big" | "$PERFSPY" convert -q -i - -o "$out" ) &
 pid=$!
 sleep 0.3
 pkill -INT -f "$PERFSPY convert -q -i - -o $out" 2>/dev/null
 wait $pid
-left=$(ls -A "$SCRATCH/out" | grep -v '^stacks.txt$' || true)
+left=$(find "$SCRATCH/out" -mindepth 1 -maxdepth 1 ! -name stacks.txt -printf '%f\n')
 [ -z "$left" ] && [ "$(cat "$out")" = "previous contents" ] &&
 	pass "stdin conversion interrupted: no partial output" ||
 	fail "stdin conversion interrupted: output changed or temp left ($left)"

@@ -15,12 +15,14 @@ if ! mountpoint -q /sys/kernel/tracing 2>/dev/null; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && mounted=1 ||
 		skip "tracefs is not mounted and cannot be"
 fi
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	[ -n "$mounted" ] && umount /sys/kernel/tracing 2>/dev/null
 	cleanup_scratch
 }
 trap cleanup EXIT
 
+# shellcheck disable=SC2016 # a script for the inner sh
 work='i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 file=$SCRATCH/tp.data
 pipe=$SCRATCH/tp.pipe
@@ -30,7 +32,7 @@ $PERF record -q -e sched:sched_switch -e cpu-clock -g -o - -- sh -c "$work" \
 	>"$pipe" 2>"$SCRATCH/rec2.log" || die "perf record (pipe): $(tail -2 "$SCRATCH/rec2.log")"
 
 for f in "$file" "$pipe"; do
-	kind=file
+	kind="file"
 	[ "$f" = "$pipe" ] && kind=pipe
 	json=$("$PERFSPY" info --json "$f") || { fail "$kind: info failed"; continue; }
 	names=$(printf '%s' "$json" | $PY -c 'import json,sys; print(" ".join(e["name"] for e in json.load(sys.stdin)["events"]))')
