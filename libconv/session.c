@@ -253,6 +253,31 @@ struct chain_ent {
 	u32 used;
 };
 
+/* The name of process @pid: its main thread's; NULL when unknown. */
+static const char *proc_comm(struct perfspy_session *s, u32 pid)
+{
+	struct mach_thread *m = mach_thread(&s->mach, (s32)pid, (s32)pid);
+
+	return m ? m->comm : NULL;
+}
+
+/* Put @len bytes of @text at the root of s->stk.stack (@n frames). */
+static int root_frame(struct perfspy_session *s, const char *text, int len,
+		      size_t *n)
+{
+	u32 id = fold_intern(s->folder, text, len < 0 ? 0 :
+			     (size_t)len < 512 ? (size_t)len : 511);
+
+	if (id == FOLD_NO_ID ||
+	    ensure_mem((void **)&s->stk.stack, &s->stk.cap_stack,
+		       sizeof(*s->stk.stack), *n + 1))
+		return -ENOMEM;
+	memmove(s->stk.stack + 1, s->stk.stack, *n * sizeof(*s->stk.stack));
+	s->stk.stack[0] = id;
+	(*n)++;
+	return 0;
+}
+
 static void chain_key(const struct perfspy_session *s, const struct rec_sample *smp,
 		      const struct mach_thread *t, u64 *h1, u64 *h2)
 {
@@ -264,6 +289,10 @@ static void chain_key(const struct perfspy_session *s, const struct rec_sample *
 	/* The thread root frame names the tid and its current name. */
 	ctx[1] = OPTS_GET(s->copts, threads, false) ?
 		((u64)smp->tid << 32) ^ (u64)(uintptr_t)(t ? t->comm : NULL) : 0;
+	/* The process root names the main thread's current name. */
+	if (OPTS_GET(s->copts, processes, false))
+		ctx[1] ^= hash_mix((u64)(uintptr_t)proc_comm((struct perfspy_session *)s,
+							      smp->pid));
 	ctx[2] = smp->cpumode;
 	ctx[3] = smp->callchain_nr;
 	hash_bytes128(smp->callchain, len, hash_bytes(ctx, sizeof(ctx), 1), h1, h2);
@@ -349,6 +378,18 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		memmove(stack + 1, stack, n * sizeof(*stack));
 		stack[0] = id;
 		n++;
+	}
+	if (OPTS_GET(s->copts, processes, false)) {
+		const char *pc = proc_comm(s, smp->pid);
+		char buf[512];
+
+		/* py-spy --subprocesses: `process PID:"CMDLINE"` outermost
+		 * (pyspy-formats.md §1.6); the name stands in for argv. */
+		err = root_frame(s, buf, snprintf(buf, sizeof(buf), "process %u:\"%s\"",
+						  smp->pid, pc ? pc : ""), &n);
+		if (err)
+			return err;
+		stack = s->stk.stack;
 	}
 	if (!ce)
 		return fold_add_ids(s->folder, stack, (u32)n, weight);
