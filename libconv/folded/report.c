@@ -155,6 +155,8 @@ static const char default_rules[] =
 	"OpenMP/thread-pool wait: leaf func __kmp_*\n"
 	"OpenMP/thread-pool wait: leaf func gomp_*\n"
 	"OpenMP/thread-pool wait: leaf func blas_thread_server\n"
+	"OpenMP/thread-pool wait: leaf lib libpthreadpool*\n"
+	"OpenMP/thread-pool wait: leaf func pthreadpool_*\n"
 	"OpenMP/thread-pool wait: func torch::autograd::ReadyQueue::pop*\n"
 	"math kernels: func sgemm_*\n"
 	"math kernels: func dgemm_*\n"
