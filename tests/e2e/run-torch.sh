@@ -8,6 +8,7 @@
 #   - no CUDA category has a sample (a CPU .item() is not a CUDA sync);
 #   - "other native" is at most 20% of all samples;
 #   - OpenMP/thread-pool wait and math kernels are categories with samples;
+#   - unnamed libgomp code is one `LIB+0xOFF` frame per function;
 #   - the total is perf's own sample count.
 # TORCH_PY overrides the interpreter (default /usr/bin/python3);
 # TORCH_E2E_SECONDS the training time (1.5 s, after a few seconds of import).
@@ -56,6 +57,17 @@ while IFS= read -r line; do
 	*) fail "${line#FAIL }" ;;
 	esac
 done <"$SCRATCH/checks"
+
+# Unnamed libgomp code: one frame per function (LIB+0xOFF), no absolute
+# addresses.
+"$PERFSPY" convert -q -i "$data" >"$SCRATCH/folded" || die "perfspy convert failed"
+n_abs=$(grep -Eo '(^|;)0x[0-9a-f]+ \(libgomp[^)]*\)' "$SCRATCH/folded" | sort -u | wc -l)
+n_fn=$(grep -Eo 'libgomp[^ ;]*\+0x[0-9a-f]+ \(libgomp[^)]*\)' "$SCRATCH/folded" | sort -u | wc -l)
+if [ "$n_abs" = 0 ] && [ "$n_fn" -gt 0 ]; then
+	pass "unnamed libgomp code: $n_fn function frames (LIB+0xOFF), no absolute addresses"
+else
+	fail "unnamed libgomp code: $n_abs absolute address frames, $n_fn LIB+0xOFF frames"
+fi
 
 n_perf=$(perf_samples "$data")
 n_json=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples"])' "$SCRATCH/r.json")
