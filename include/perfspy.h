@@ -285,6 +285,15 @@ struct perfspy_info {
 	uint64_t stacks_lost;	 /* ended without CFI or frame pointer */
 	uint32_t max_stack_used; /* deepest stack dump perf filled, bytes */
 	uint64_t python_frames;	 /* Python frames named (perf map/jitdump) */
+	/* What is missing (after a pass): processes that mapped a Python
+	 * interpreter but have no perf map or jitdump (their stacks have no
+	 * Python frames), and their samples; frame-pointer callchains with a
+	 * user part, and those whose user part ends at 0x0 or outside any
+	 * map (code without frame pointers: record with --call-graph dwarf). */
+	uint32_t python_no_map_processes;
+	uint64_t python_no_map_samples;
+	uint64_t fp_stacks;
+	uint64_t fp_stacks_bad;
 	size_t : 0;
 };
 
