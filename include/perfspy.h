@@ -207,7 +207,7 @@ struct perfspy_convert_opts {
 	/* Python frame names as qualnames (`Class.method`) instead of
 	 * co_name (`method`, py-spy 0.4.2). */
 	bool qualname;
-	/* `name (file)` without line numbers. */
+	/* `name (file)` without line numbers, Python and native frames. */
 	bool no_lineno;
 	/* Keep Python file names as recorded instead of py-spy's short form. */
 	bool full_filenames;

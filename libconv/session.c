@@ -771,6 +771,7 @@ static int start_stacks(struct perfspy_session *s,
 		.no_kernel = OPTS_GET(o, no_kernel, false),
 		.keep_interpreter = OPTS_GET(o, keep_interpreter, false),
 		.python_only = OPTS_GET(o, python_only, false),
+		.no_lineno = OPTS_GET(o, no_lineno, false),
 	};
 	int err;
 

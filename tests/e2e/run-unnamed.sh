@@ -15,6 +15,7 @@
 #              the debug file and the inlined mix() under spin_a;
 #   wrong/     like linked/, but the debug file is another build's: not
 #              used (no names from it).
+# Also: --nolineno drops native frames' lines.
 . "$(dirname "$0")/lib.sh"
 
 need_perf
@@ -121,6 +122,17 @@ for want in 'spin_a (unnamed_lib.c:[0-9]*)' 'spin_b (unnamed_lib.c:[0-9]*)' \
 		fail "debug link: no ${want//\[0-9\]\*/N}: $(grep -o '[^;]*unnamed[^;]*' "$SCRATCH/linked-1.txt" | sort -u | head -3 | tr '\n' '|')"
 	fi
 done
+# --nolineno: native frames lose their lines too (py-spy drops every
+# frame's), so spin_a is one frame whatever line a sample hit.
+"$PERFSPY" convert -q --nolineno -i "$SCRATCH/linked-1.data" >"$SCRATCH/nolineno.txt" ||
+	die "convert --nolineno failed"
+if grep -q 'unnamed_lib\.c:[0-9]' "$SCRATCH/nolineno.txt"; then
+	fail "--nolineno: native frames keep lines: $(grep -o '[^;]*unnamed_lib\.c:[0-9]*)' "$SCRATCH/nolineno.txt" | head -1)"
+elif grep -q 'spin_a (unnamed_lib\.c);mix (unnamed_lib\.c)' "$SCRATCH/nolineno.txt"; then
+	pass "--nolineno: spin_a (unnamed_lib.c);mix (unnamed_lib.c)"
+else
+	fail "--nolineno: no spin_a (unnamed_lib.c);mix (unnamed_lib.c) frames"
+fi
 if grep -q 'spin_a\|unnamed_lib\.c' "$SCRATCH/wrong-1.txt"; then
 	fail "debug link to another build: names taken from it"
 else
