@@ -26,8 +26,9 @@ if [ -z "$py" ]; then
 	done
 	[ -n "$py" ] || py=$(command -v python3.12 2>/dev/null) || true
 fi
-[ -n "$py" ] && "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null ||
+if [ -z "$py" ] || ! "$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null; then
 	skip "no CPython 3.12 (PY312)"
+fi
 
 loop='import os, time
 print(os.getpid(), flush=True)
