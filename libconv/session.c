@@ -497,7 +497,9 @@ static void fp_stat(struct perfspy_session *s, const struct rec_sample *smp)
  * Say what is missing, once per cause: processes that ran Python but
  * whose Python frames cannot be named (no perf map: Python < 3.12, no
  * -X perf, `python -I` ignoring PYTHONPERFSUPPORT, or the map removed),
- * each named at -v; frame-pointer stacks that mostly end nowhere.
+ * each named at -v; frame-pointer stacks that mostly end nowhere. The
+ * summaries are warnings of a conversion; a statistics pass (info, no
+ * folder) leaves them to perfspy_info, which `info` prints as "lacks".
  */
 static void note_missing(struct perfspy_session *s)
 {
@@ -519,13 +521,13 @@ static void note_missing(struct perfspy_session *s)
 			pid, s->threads[k]->comm ? s->threads[k]->comm : "?", pid,
 			(unsigned long long)n);
 	}
-	if (s->py_nomap_procs)
+	if (s->py_nomap_procs && s->folder)
 		log_msg(&s->log, LOG_WARN,
 			"%u process%s ran Python without a perf map (%.1f%% of samples): no Python frames there; "
 			"run Python 3.12+ with -X perf or PYTHONPERFSUPPORT=1 (python -I ignores the variable: use -X perf) (-v names them)",
 			s->py_nomap_procs, s->py_nomap_procs == 1 ? "" : "es",
 			100.0 * (double)s->py_nomap_samples / (double)total);
-	if (s->fp_stacks && s->fp_stacks_bad * 5 > s->fp_stacks)
+	if (s->fp_stacks && s->fp_stacks_bad * 5 > s->fp_stacks && s->folder)
 		log_msg(&s->log, LOG_WARN,
 			"%.1f%% of frame-pointer user stacks end at 0x0 or an unmapped address: code built "
 			"without frame pointers; record with --call-graph dwarf",

@@ -25,6 +25,8 @@ static void info_usage(FILE *f)
 		"      --threads         list every thread with its samples (text)\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
 		"      --perf-map-dir DIR  where perf-PID.map / jit-PID.dump files are\n"
+		"  -v, --verbose         more messages: each process that ran Python\n"
+		"                        without a perf map (twice: debug)\n"
 		"  -q, --quiet           only errors on stderr\n"
 		"  -h, --help            this help\n");
 }
@@ -231,6 +233,7 @@ int cmd_info(int argc, char **argv)
 		{ "symfs", required_argument, NULL, 's' },
 		{ "perf-map-dir", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -242,13 +245,14 @@ int cmd_info(int argc, char **argv)
 	char msg[256];
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 't': threads = true; break;
 		case 's': common.symfs = optarg; break;
 		case 'm': common.perf_map_dir = optarg; break;
 		case 'q': common.quiet = true; break;
+		case 'v': common.verbose++; break;
 		case 'h': info_usage(stdout); return 0;
 		default: info_usage(stderr); return 2;
 		}

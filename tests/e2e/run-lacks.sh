@@ -70,7 +70,18 @@ fi
 
 # info runs without the maps (removed above): both processes now lack one;
 # the counts must still be right for the one that never had it.
-"$PERFSPY" info "$data" >"$SCRATCH/info.txt" 2>/dev/null || die "info failed"
+"$PERFSPY" info "$data" >"$SCRATCH/info.txt" 2>"$SCRATCH/info.err" || die "info failed"
+"$PERFSPY" info -v "$data" >/dev/null 2>"$SCRATCH/info-v.err" || die "info -v failed"
+if grep -q 'ran Python without a perf map' "$SCRATCH/info.err"; then
+	fail "info: the note is on stderr too (said twice)"
+else
+	pass "info: the note only under lacks, not again on stderr"
+fi
+if grep -q "process $pid_iso (python3.12): ran Python, no perf map" "$SCRATCH/info-v.err"; then
+	pass "info -v: names process $pid_iso"
+else
+	fail "info -v: does not name process $pid_iso: $(head -3 "$SCRATCH/info-v.err")"
+fi
 "$PERFSPY" info --json "$data" >"$SCRATCH/info.json" 2>/dev/null || die "info --json failed"
 if sed -n '/^lacks:/,$p' "$SCRATCH/info.txt" | grep -q 'ran Python without a perf map' &&
 	sed -n '/^lacks:/,$p' "$SCRATCH/info.txt" | grep -q 'record with --call-graph dwarf'; then
