@@ -232,13 +232,17 @@ struct perfspy_convert_opts {
 	/* Python frame names as qualnames (`Class.method`) instead of
 	 * co_name (`method`, py-spy 0.4.2). */
 	bool qualname;
-	/* `name (file)` without line numbers. */
+	/* `name (file)` without line numbers, Python and native frames. */
 	bool no_lineno;
 	/* Keep Python file names as recorded instead of py-spy's short form. */
 	bool full_filenames;
+	/* Root frame `process PID:"NAME"` per stack, before the thread
+	 * root (py-spy --subprocesses' shape; NAME is the process's main
+	 * thread name, perf.data carries no command line). */
+	bool processes;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field full_filenames
+#define perfspy_convert_opts__last_field processes
 
 /*
  * Read every record of the session, keep statistics (see
@@ -306,6 +310,15 @@ struct perfspy_info {
 	uint64_t stacks_lost;	 /* ended without CFI or frame pointer */
 	uint32_t max_stack_used; /* deepest stack dump perf filled, bytes */
 	uint64_t python_frames;	 /* Python frames named (perf map/jitdump) */
+	/* What is missing (after a pass): processes that mapped a Python
+	 * interpreter but have no perf map or jitdump (their stacks have no
+	 * Python frames), and their samples; frame-pointer callchains with a
+	 * user part, and those whose user part ends at 0x0 or outside any
+	 * map (code without frame pointers: record with --call-graph dwarf). */
+	uint32_t python_no_map_processes;
+	uint64_t python_no_map_samples;
+	uint64_t fp_stacks;
+	uint64_t fp_stacks_bad;
 	size_t : 0;
 };
 
@@ -611,7 +624,7 @@ PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
  *
  * Rules text, one rule a line ('#' starts a comment line):
  *
- *	CATEGORY: [leaf] KIND [PATTERN]
+ *	CATEGORY: [python] [leaf] KIND [PATTERN]
  *
  * CATEGORY is any text without ':'. KIND is one of
  *	func GLOB   the function part of a frame (before its last " (")
@@ -622,7 +635,10 @@ PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
  * GLOBs are fnmatch(3) patterns (*, ?, [...]; '\' quotes) running to the
  * end of the line. A rule matches when any frame of the tail matches; a
  * `leaf` rule only looks at the innermost frame of the tail that is not
- * a kernel frame (or the innermost frame if all are).
+ * a kernel frame (or the innermost frame if all are); a `python` rule
+ * only applies to stacks that have a Python frame. Function names are
+ * matched without compiler clone suffixes (.lto_priv.N, .constprop.N,
+ * .isra.N, .part.N, .cold, .llvm.N).
  */
 struct perfspy_report;
 
@@ -679,6 +695,8 @@ enum perfspy_report_by {
 	PERFSPY_REPORT_BY_CATEGORY = 0,
 	PERFSPY_REPORT_BY_THREAD = 1, /* thread names from `thread (TID): NAME` */
 	PERFSPY_REPORT_BY_PYTHON = 2, /* innermost Python frame */
+	PERFSPY_REPORT_BY_PROCESS = 3, /* `process PID:...` root frames */
+	PERFSPY_REPORT_BY_TID = 4,     /* `thread (TID)...` root frames */
 };
 
 struct perfspy_report_write_opts {

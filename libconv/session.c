@@ -61,6 +61,12 @@ struct perfspy_session {
 	bool mmap_build_ids;
 	struct mach_thread **threads;
 	size_t nr_threads;
+	/* What is missing (after a pass): frame-pointer user stacks, those
+	 * ending at 0x0 or outside any map; processes that ran Python with
+	 * no perf map, and their samples. */
+	u64 fp_stacks, fp_stacks_bad;
+	u32 py_nomap_procs;
+	u64 py_nomap_samples;
 
 	/* Per-conversion state. */
 	struct perfspy_folder *folder;
@@ -223,6 +229,9 @@ static void reset_pass(struct perfspy_session *s)
 	free(s->threads);
 	s->threads = NULL;
 	s->nr_threads = 0;
+	s->fp_stacks = s->fp_stacks_bad = 0;
+	s->py_nomap_procs = 0;
+	s->py_nomap_samples = 0;
 	s->mach.perf_map_dir = s->perf_map_dir;
 	htab_free(&s->chains);
 	if (s->stk_live)
@@ -253,6 +262,31 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 /* ----------------------------------------------------------- samples */
 
 
+/* The name of process @pid: its main thread's; NULL when unknown. */
+static const char *proc_comm(struct perfspy_session *s, u32 pid)
+{
+	struct mach_thread *m = mach_thread(&s->mach, (s32)pid, (s32)pid);
+
+	return m ? m->comm : NULL;
+}
+
+/* Put @len bytes of @text at the root of s->stk.stack (@n frames). */
+static int root_frame(struct perfspy_session *s, const char *text, int len,
+		      size_t *n)
+{
+	u32 id = fold_intern(s->folder, text, len < 0 ? 0 :
+			     (size_t)len < 512 ? (size_t)len : 511);
+
+	if (id == FOLD_NO_ID ||
+	    ensure_mem((void **)&s->stk.stack, &s->stk.cap_stack,
+		       sizeof(*s->stk.stack), *n + 1))
+		return -ENOMEM;
+	memmove(s->stk.stack + 1, s->stk.stack, *n * sizeof(*s->stk.stack));
+	s->stk.stack[0] = id;
+	(*n)++;
+	return 0;
+}
+
 static void chain_key(const struct perfspy_session *s, const struct rec_sample *smp,
 		      const struct mach_thread *t, u64 *h1, u64 *h2)
 {
@@ -264,6 +298,10 @@ static void chain_key(const struct perfspy_session *s, const struct rec_sample *
 	/* The thread root frame names the tid and its current name. */
 	ctx[1] = OPTS_GET(s->copts, threads, false) ?
 		((u64)smp->tid << 32) ^ (u64)(uintptr_t)(t ? t->comm : NULL) : 0;
+	/* The process root names the main thread's current name. */
+	if (OPTS_GET(s->copts, processes, false))
+		ctx[1] ^= hash_mix((u64)(uintptr_t)proc_comm((struct perfspy_session *)s,
+							      smp->pid));
 	ctx[2] = smp->cpumode;
 	ctx[3] = smp->callchain_nr;
 	hash_bytes128(smp->callchain, len, hash_bytes(ctx, sizeof(ctx), 1), h1, h2);
@@ -335,6 +373,18 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		stack[0] = id;
 		n++;
 	}
+	if (OPTS_GET(s->copts, processes, false)) {
+		const char *pc = proc_comm(s, smp->pid);
+		char buf[512];
+
+		/* py-spy --subprocesses: `process PID:"CMDLINE"` outermost
+		 * (pyspy-formats.md §1.6); the name stands in for argv. */
+		err = root_frame(s, buf, snprintf(buf, sizeof(buf), "process %u:\"%s\"",
+						  smp->pid, pc ? pc : ""), &n);
+		if (err)
+			return err;
+		stack = s->stk.stack;
+	}
 	if (!ce)
 		return fold_add_ids(s->folder, stack, (u32)n, weight);
 	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
@@ -394,6 +444,79 @@ static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 	return true;
 }
 
+/*
+ * A frame-pointer callchain's user part ends (outermost entry) at the
+ * thread's first frame when every function kept its frame pointer; code
+ * built without them sends the walk to 0x0 or to an address no map
+ * covers (perf's fp walker follows whatever rbp holds). Counted per
+ * sample, so that a recording that needs --call-graph dwarf can say so.
+ */
+static void fp_stat(struct perfspy_session *s, const struct rec_sample *smp)
+{
+	static const u64 ctx_max = (u64)-4095, ctx_user = (u64)-512;
+	bool user = smp->cpumode != PERF_RECORD_MISC_KERNEL;
+	u64 i, ip, last = 0;
+	bool any = false;
+
+	for (i = 0; i < smp->callchain_nr; i++) {
+		ip = rec_callchain_ip(smp, i);
+		if (ip >= ctx_max) {
+			user = ip == ctx_user;
+			continue;
+		}
+		if (user) {
+			last = ip;
+			any = true;
+		}
+	}
+	if (!any)
+		return;
+	s->fp_stacks++;
+	if (!last || !mach_find_map(&s->mach, (s32)smp->pid, last))
+		s->fp_stacks_bad++;
+}
+
+/*
+ * Say what is missing, once per cause: processes that ran Python but
+ * whose Python frames cannot be named (no perf map: Python < 3.12, no
+ * -X perf, `python -I` ignoring PYTHONPERFSUPPORT, or the map removed),
+ * each named at -v; frame-pointer stacks that mostly end nowhere. The
+ * summaries are warnings of a conversion; a statistics pass (info, no
+ * folder) leaves them to perfspy_info, which `info` prints as "lacks".
+ */
+static void note_missing(struct perfspy_session *s)
+{
+	u64 n, total = s->nr_samples ? s->nr_samples : 1;
+	size_t k, j;
+	s32 pid;
+
+	for (k = 0; k < s->nr_threads; k = j) {
+		pid = s->threads[k]->pid;
+		for (n = 0, j = k; j < s->nr_threads && s->threads[j]->pid == pid; j++)
+			n += s->threads[j]->nr_samples;
+		if (!n || !mach_proc_runs_python(&s->mach, pid) ||
+		    mach_proc_has_perf_map(&s->mach, pid))
+			continue;
+		s->py_nomap_procs++;
+		s->py_nomap_samples += n;
+		log_msg(&s->log, LOG_INFO,
+			"process %d (%s): ran Python, no perf map (perf-%d.map): %llu samples without Python frames",
+			pid, s->threads[k]->comm ? s->threads[k]->comm : "?", pid,
+			(unsigned long long)n);
+	}
+	if (s->py_nomap_procs && s->folder)
+		log_msg(&s->log, LOG_WARN,
+			"%u process%s ran Python without a perf map (%.1f%% of samples): no Python frames there; "
+			"run Python 3.12+ with -X perf or PYTHONPERFSUPPORT=1 (python -I ignores the variable: use -X perf) (-v names them)",
+			s->py_nomap_procs, s->py_nomap_procs == 1 ? "" : "es",
+			100.0 * (double)s->py_nomap_samples / (double)total);
+	if (s->fp_stacks && s->fp_stacks_bad * 5 > s->fp_stacks && s->folder)
+		log_msg(&s->log, LOG_WARN,
+			"%.1f%% of frame-pointer user stacks end at 0x0 or an unmapped address: code built "
+			"without frame pointers; record with --call-graph dwarf",
+			100.0 * (double)s->fp_stacks_bad / (double)s->fp_stacks);
+}
+
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
@@ -421,6 +544,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return -ENOMEM;
 	t->nr_samples++;
 	t->seen = true;
+	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size))
+		fp_stat(s, &smp);
 	if (!s->folder) {
 		size_t n;
 
@@ -628,6 +753,7 @@ static int start_stacks(struct perfspy_session *s,
 		.no_kernel = OPTS_GET(o, no_kernel, false),
 		.keep_interpreter = OPTS_GET(o, keep_interpreter, false),
 		.python_only = OPTS_GET(o, python_only, false),
+		.no_lineno = OPTS_GET(o, no_lineno, false),
 	};
 	int err;
 
@@ -673,6 +799,8 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 	s->passed = true;
 	if (!err)
 		err = mach_sorted_threads(&s->mach, &s->threads, &s->nr_threads);
+	if (!err)
+		note_missing(s);
 	if (!err && s->sel_event < 0) {
 		log_msg(&s->log, LOG_ERROR, "%s: no event named '%s'", s->path,
 			OPTS_GET(opts, event, ""));
@@ -746,6 +874,10 @@ PERFSPY_API int perfspy_session__info(const struct perfspy_session *s,
 		i.max_stack_used = s->stk.max_stack_used;
 	}
 	i.python_frames = s->stats.frames_python;
+	i.python_no_map_processes = s->py_nomap_procs;
+	i.python_no_map_samples = s->py_nomap_samples;
+	i.fp_stacks = s->fp_stacks;
+	i.fp_stacks_bad = s->fp_stacks_bad;
 	memcpy(info, &i, i.sz);
 	return 0;
 }

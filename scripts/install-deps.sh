@@ -7,8 +7,11 @@ set -euo pipefail
 # The shellcheck package: tests/lint/run-shellcheck.sh (skipped without it).
 # chromium: the browser tests (tests/e2e/run-browser.sh) open the flame
 # graph and speedscope output in it, headless.
+# python3-torch: a real PyTorch CPU training loop on the system Python
+# (tests/e2e/run-torch.sh).
 pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
-      libtraceevent-dev linux-source-6.1 linux-perf clang chromium shellcheck)
+      libtraceevent-dev linux-source-6.1 linux-perf clang chromium shellcheck
+      python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

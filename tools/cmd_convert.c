@@ -44,7 +44,7 @@ static void convert_usage(FILE *f)
 		"                        vectorcall glue) in stacks with Python frames\n"
 		"      --python-only     Python frames only (to diff against py-spy)\n"
 		"      --qualname        Python names as Class.method, not method\n"
-		"      --nolineno        no line numbers in Python frames\n"
+		"      --nolineno        no line numbers (Python and native frames)\n"
 		"      --full-filenames  Python file names as recorded, not shortened\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
 		"      --buildid-dir DIR build-id cache [default: ~/.debug]\n"

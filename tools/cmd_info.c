@@ -25,6 +25,8 @@ static void info_usage(FILE *f)
 		"      --threads         list every thread with its samples (text)\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
 		"      --perf-map-dir DIR  where perf-PID.map / jit-PID.dump files are\n"
+		"  -v, --verbose         more messages: each process that ran Python\n"
+		"                        without a perf map (twice: debug)\n"
 		"  -q, --quiet           only errors on stderr\n"
 		"  -h, --help            this help\n");
 }
@@ -72,6 +74,26 @@ static int lacks(const struct perfspy_info *i, const char **out, int max)
 			"over 10% of stacks were cut even by the largest stack dump (65528 bytes): deep recursion";
 	if (i->stacks_unwound && i->stacks_lost * 10 > i->stacks_unwound && n < max)
 		out[n++] = "over 10% of stacks ended without unwind information (missing binaries? see -v)";
+	if (i->python_no_map_processes && n < max) {
+		static char buf[400];
+
+		snprintf(buf, sizeof(buf),
+			 "%u process%s ran Python without a perf map (%.1f%% of samples), so no Python frames: "
+			 "run Python 3.12+ with -X perf or PYTHONPERFSUPPORT=1 (python -I ignores the variable); -v names them",
+			 i->python_no_map_processes, i->python_no_map_processes == 1 ? "" : "es",
+			 100.0 * (double)i->python_no_map_samples /
+				 (double)(i->nr_samples ? i->nr_samples : 1));
+		out[n++] = buf;
+	}
+	if (i->fp_stacks && i->fp_stacks_bad * 5 > i->fp_stacks && n < max) {
+		static char buf[300];
+
+		snprintf(buf, sizeof(buf),
+			 "%.1f%% of frame-pointer user stacks end at 0x0 or an unmapped address (code without "
+			 "frame pointers): record with --call-graph dwarf",
+			 100.0 * (double)i->fp_stacks_bad / (double)i->fp_stacks);
+		out[n++] = buf;
+	}
 	return n;
 }
 
@@ -79,9 +101,9 @@ static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 {
 	PERFSPY_OPTS(perfspy_event, ev);
 	PERFSPY_OPTS(perfspy_thread, t);
-	const char *l[8];
+	const char *l[10];
 	uint32_t k;
-	int n = lacks(i, l, 8), j;
+	int n = lacks(i, l, 10), j;
 
 	printf("{\"path\": ");
 	json_str(stdout, i->path);
@@ -119,6 +141,10 @@ static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 	       (unsigned long long)i->stacks_unwound, (unsigned long long)i->stacks_root,
 	       (unsigned long long)i->stacks_cut, (unsigned long long)i->stacks_lost,
 	       i->max_stack_used);
+	printf(", \"python_no_map_processes\": %u, \"python_no_map_samples\": %llu"
+	       ", \"fp_stacks\": %llu, \"fp_stacks_bad\": %llu",
+	       i->python_no_map_processes, (unsigned long long)i->python_no_map_samples,
+	       (unsigned long long)i->fp_stacks, (unsigned long long)i->fp_stacks_bad);
 	printf(", \"events\": [");
 	for (k = 0; k < i->nr_events; k++) {
 		if (perfspy_session__event(s, k, &ev))
@@ -147,9 +173,9 @@ static void print_text(struct perfspy_session *s, const struct perfspy_info *i,
 {
 	PERFSPY_OPTS(perfspy_event, ev);
 	PERFSPY_OPTS(perfspy_thread, t);
-	const char *l[8];
+	const char *l[10];
 	uint32_t k;
-	int n = lacks(i, l, 8), j;
+	int n = lacks(i, l, 10), j;
 
 #define STR(x) ((x) ? (x) : "?")
 	printf("file:        %s (%s mode)\n", i->path, i->pipe_mode ? "pipe" : "file");
@@ -207,6 +233,7 @@ int cmd_info(int argc, char **argv)
 		{ "symfs", required_argument, NULL, 's' },
 		{ "perf-map-dir", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -218,13 +245,14 @@ int cmd_info(int argc, char **argv)
 	char msg[256];
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 't': threads = true; break;
 		case 's': common.symfs = optarg; break;
 		case 'm': common.perf_map_dir = optarg; break;
 		case 'q': common.quiet = true; break;
+		case 'v': common.verbose++; break;
 		case 'h': info_usage(stdout); return 0;
 		default: info_usage(stderr); return 2;
 		}

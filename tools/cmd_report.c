@@ -18,8 +18,10 @@ static void report_usage(FILE *f)
 		"usage: perfspy report [options]\n"
 		"\n"
 		"Where the CPU goes: shares of samples by category (CUDA launch, CUDA sync,\n"
-		"allocator, GIL, Python interpreter, kernel, other native, Python code), each\n"
-		"with its innermost Python frames, native leaves, threads and kernel entries.\n"
+		"CUDA allocator, host allocator, OpenMP/thread-pool wait, math kernels,\n"
+		"PyTorch dispatch/autograd, communication, GIL, GC, import, Python code,\n"
+		"Python interpreter, kernel, other native), each with its innermost Python\n"
+		"frames, native leaves, threads and kernel entries.\n"
 		"A stack's category is the first rule matching a frame below its innermost\n"
 		"Python frame (--print-rules shows the built-in rules and their format).\n"
 		"\n"
@@ -28,12 +30,14 @@ static void report_usage(FILE *f)
 		"                        [default: perf.data]\n"
 		"  -o, --output FILE     where to write [default: standard output]\n"
 		"      --by WHAT         rows of the table: category, thread (thread names,\n"
-		"                        from `thread (TID): NAME` roots) or python (innermost\n"
-		"                        Python frame) [default: category]\n"
+		"                        from `thread (TID): NAME` roots), tid (one row per\n"
+		"                        thread id), process (`process PID:\"NAME\"` roots) or\n"
+		"                        python (innermost Python frame) [default: category]\n"
 		"      --top N           entries per list [default: 5]\n"
 		"      --json            one JSON object: {\"samples\", \"categories\": [{\"name\",\n"
 		"                        \"samples\", \"share\", \"python\", \"native\", \"threads\",\n"
-		"                        \"syscalls\"}], \"threads\": [...], \"python\": [...]}\n"
+		"                        \"syscalls\"}], \"threads\": [...], \"python\": [...],\n"
+		"                        \"processes\": [...], \"tids\": [...]}\n"
 		"      --rules FILE      categories from FILE instead of the built-in rules\n"
 		"      --print-rules     print the built-in rules and exit\n"
 		"perf.data input only (stacks are read with --threads and interpreter frames\n"
@@ -98,16 +102,17 @@ static char *read_text(const char *path)
 
 static int parse_by(const char *s, int *by)
 {
-	static const char *const names[] = { "category", "thread", "python" };
+	static const char *const names[] = { "category", "thread", "python", "process",
+					     "tid" };
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 5; i++) {
 		if (!strcmp(s, names[i])) {
 			*by = i;
 			return 0;
 		}
 	}
-	cli_err("--by: expected category, thread or python, got '%s'", s);
+	cli_err("--by: expected category, thread, python, process or tid, got '%s'", s);
 	return -1;
 }
 
@@ -194,6 +199,9 @@ int cmd_report(int argc, char **argv)
 	err = report_parse(argc, argv, &a);
 	if (err)
 		return err == 1 ? 0 : 2;
+	/* Process rows need process roots; only then, so that other reports
+	 * of a perf.data equal those of its folded `convert --threads` text. */
+	a.co.processes = a.wo.by == PERFSPY_REPORT_BY_PROCESS;
 	if (a.rules_path) {
 		rules = read_text(a.rules_path);
 		if (!rules)

@@ -438,6 +438,9 @@ static void mg_free(struct mg *m)
 
 	for (i = 0; i < m->nr_ents; i++)
 		free(m->ents[i].vars);
+	for (i = 0; i < m->nr_defs; i++)
+		free(m->defs[i].line);
+	free(m->defs);
 	perfspy_folder__free(m->atoms);
 	perfspy_folder__free(m->files);
 	free(m->perf.fr);

@@ -164,6 +164,16 @@ struct mg {
 	size_t cap_pa;
 	struct mg_view pv;
 	struct perfspy_merge_stats st;
+	/* Perf-side definition lines per (name, file) atom (merge_frames.c):
+	 * defs[atom] holds the distinct first lines perf's Python frames
+	 * carry for that name in that file. */
+	struct mg_defs *defs;
+	size_t nr_defs, cap_defs;
+};
+
+struct mg_defs {
+	s32 *line;
+	u32 n, cap;
 };
 
 /* Classify stack @idx of side @s into @v. 0 or -ENOMEM. */

@@ -12,8 +12,22 @@
  * a speedscope capture holds full paths where perfspy prints py-spy's
  * short ones (reference/pyspy-formats.md §1.4, §2.1). A native frame's
  * atom is its name; address-only frames get none.
+ *
+ * Definitions. Two functions can share a name in one file
+ * (`Linear.forward`, `Attention.forward`); joining on the name alone
+ * puts one's perf samples under the other's py-spy lines. perfspy's
+ * Python frames carry the definition's first line (read from the source,
+ * py-spy --function semantics), py-spy's the line executing. So when the
+ * perf side has lines, its atom is (name, file, first line); a py-spy
+ * frame takes the perf definition of its name and file that starts last
+ * at or before its line (the one enclosing it: the innermost code object
+ * has that name). With one perf definition of the name the py-spy frame
+ * takes it whatever its line (as a join on the name would); with none at
+ * or before its line it joins nothing. Perf frames without lines (source
+ * unreadable, --nolineno) keep the (name, file) atom.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/fold.h"
@@ -161,6 +175,82 @@ static void last_component(const char **name, size_t *n)
 	}
 }
 
+/* Record perf definition line @line for plain atom @plain. */
+static int def_add(struct mg *m, u32 plain, s32 line)
+{
+	struct mg_defs *d;
+	u32 i;
+
+	if (plain >= m->nr_defs) {
+		if (ensure_mem((void **)&m->defs, &m->cap_defs, sizeof(*m->defs),
+			       (size_t)plain + 1))
+			return -ENOMEM;
+		memset(m->defs + m->nr_defs, 0, ((size_t)plain + 1 - m->nr_defs) * sizeof(*m->defs));
+		m->nr_defs = (size_t)plain + 1;
+	}
+	d = &m->defs[plain];
+	for (i = 0; i < d->n; i++)
+		if (d->line[i] == line)
+			return 0;
+	if (d->n == d->cap) {
+		u32 ncap = d->cap ? d->cap * 2 : 4;
+		s32 *nl = realloc(d->line, ncap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		d->line = nl;
+		d->cap = ncap;
+	}
+	d->line[d->n++] = line;
+	return 0;
+}
+
+/* The perf definition line a frame of plain atom @plain at @line joins
+ * (see Definitions above); 0 for the plain atom, -1 for none. */
+static s32 def_of(const struct mg *m, u32 plain, s32 line)
+{
+	const struct mg_defs *d = plain < m->nr_defs ? &m->defs[plain] : NULL;
+	s32 best = -1;
+	u32 i;
+
+	if (!d || !d->n)
+		return 0;
+	if (d->n == 1)
+		return d->line[0];
+	for (i = 0; i < d->n; i++)
+		if (d->line[i] <= line && d->line[i] > best)
+			best = d->line[i];
+	return best;
+}
+
+/* The atom (name, file, definition line); the plain one for @def 0. */
+static u32 def_atom(struct mg *m, u32 plain, const char *name, size_t nn, u32 fid,
+		    s32 def)
+{
+	char buf[4096];
+	int k;
+
+	if (!def)
+		return plain;
+	k = snprintf(buf, sizeof(buf), "%.*s\x1e%d", (int)fold_name_len(m->files, fid),
+		     fold_name(m->files, fid), def);
+	if (k < 0 || (size_t)k >= sizeof(buf))
+		return plain;
+	return intern2(m, m->atoms, 'P', name, nn, buf, (size_t)k);
+}
+
+/* `LIB+0xOFF`: perfspy's name for code without a symbol. py-spy writes
+ * an absolute address there, so it anchors no join either. */
+static bool is_file_offset(const char *s, size_t n)
+{
+	size_t i = n;
+
+	while (i > 0 && ((s[i - 1] >= '0' && s[i - 1] <= '9') ||
+			 (s[i - 1] >= 'a' && s[i - 1] <= 'f')))
+		i--;
+	return i < n && i >= 4 && s[i - 1] == 'x' && s[i - 2] == '0' && s[i - 3] == '+';
+}
+
 static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *out)
 {
 	struct frame_parts fr;
@@ -188,7 +278,23 @@ static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *ou
 		if (out->atom == FOLD_NO_ID)
 			return -ENOMEM;
 		out->line = fr.has_line && fr.line > 0 && fr.line < INT32_MAX ? (s32)fr.line : 0;
-	} else if (kind == FRAME_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x')) {
+
+		/* perf views are all built before py-spy's (mg_prepare), so
+		 * every perf definition is known when py-spy frames come. */
+		if (s == &m->perf && out->line) {
+			if (def_add(m, out->atom, out->line))
+				return -ENOMEM;
+			out->atom = def_atom(m, out->atom, name, nn, fid, out->line);
+		} else if (s != &m->perf) {
+			s32 def = def_of(m, out->atom, out->line);
+
+			out->atom = def < 0 ? intern2(m, m->atoms, 'P', name, nn, "\x1e-", 2) :
+				    def_atom(m, out->atom, name, nn, fid, def);
+		}
+		if (out->atom == FOLD_NO_ID)
+			return -ENOMEM;
+	} else if (kind == FRAME_NATIVE && nn && !(nn > 2 && name[0] == '0' && name[1] == 'x') &&
+		   !is_file_offset(name, nn)) {
 		/* Address-only frames (`0x7f.. (lib)`) differ between runs:
 		 * never a join anchor. */
 		out->atom = intern2(m, m->atoms, 'N', name, nn, NULL, 0);

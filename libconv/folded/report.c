@@ -28,25 +28,38 @@
 /*
  * The built-in rules (the issue's categories). Order matters: synchronous
  * CUDA calls and allocator calls come before the driver-library rule,
- * since they also run in libcuda; `_local_scalar_dense` (tensor.item())
- * comes before the async copy it issues; async copies are enqueued like
- * launches, synchronous ones wait like syncs.
+ * since they also run in libcuda; `_local_scalar_dense_cuda`
+ * (tensor.item() on a CUDA tensor) comes before the async copy it
+ * issues; async copies are enqueued like launches, synchronous ones wait
+ * like syncs. GC before the allocators (a collection frees objects);
+ * allocators before the math kernels that call them (at::native::empty
+ * -> c10::alloc_cpu); the kernels before the thread pools and the
+ * dispatcher they run under, so those keep only their own time.
  */
 static const char default_rules[] =
-	"# perfspy report rules: CATEGORY: [leaf] KIND [PATTERN]\n"
+	"# perfspy report rules: CATEGORY: [python] [leaf] KIND [PATTERN]\n"
 	"# KIND: func GLOB | lib GLOB | frame GLOB | kernel. First match wins.\n"
-	"CUDA sync: func *_local_scalar_dense*\n"
+	"# Function names are matched without LTO/clone suffixes (.lto_priv.N,\n"
+	"# .constprop.N, .isra.N, .part.N, .cold).\n"
+	"# .item() on a CUDA tensor waits for the device; on a CPU tensor\n"
+	"# (_local_scalar_dense_cpu) it does not, so only the _cuda kernel is a sync.\n"
+	"CUDA sync: func *_local_scalar_dense_cuda*\n"
 	"CUDA sync: func cudaStreamSynchronize*\n"
 	"CUDA sync: func cudaDeviceSynchronize*\n"
 	"CUDA sync: func cudaEventSynchronize*\n"
 	"CUDA sync: func cuStreamSynchronize*\n"
 	"CUDA sync: func cuCtxSynchronize*\n"
 	"CUDA sync: func cuEventSynchronize*\n"
-	"allocator: func *CUDACachingAllocator*\n"
-	"allocator: func cudaMalloc*\n"
-	"allocator: func cudaFree*\n"
-	"allocator: func cuMemAlloc*\n"
-	"allocator: func cuMemFree*\n"
+	"CUDA allocator: func *CUDACachingAllocator*\n"
+	"CUDA allocator: func *CudaCachingAllocator*\n"
+	"CUDA allocator: func cudaMalloc*\n"
+	"CUDA allocator: func cudaFree*\n"
+	"CUDA allocator: func cudaHostAlloc*\n"
+	"CUDA allocator: func cuMemAlloc*\n"
+	"CUDA allocator: func cuMemFree*\n"
+	"CUDA allocator: func cuMemHostAlloc*\n"
+	"CUDA allocator: func cuMemCreate*\n"
+	"CUDA allocator: func cuMemMap*\n"
 	"CUDA launch: func cudaLaunch*\n"
 	"CUDA launch: func cuLaunch*\n"
 	"CUDA launch: func cudaGraphLaunch*\n"
@@ -56,45 +69,148 @@ static const char default_rules[] =
 	"CUDA sync: func cudaMemcpy*\n"
 	"CUDA sync: func cuMemcpy*\n"
 	"CUDA launch: lib libcuda.so*\n"
-	"allocator: func malloc\n"
-	"allocator: func free\n"
-	"allocator: func calloc\n"
-	"allocator: func realloc\n"
-	"allocator: func cfree\n"
-	"allocator: func *libc_malloc*\n"
-	"allocator: func *libc_free*\n"
-	"allocator: func *libc_calloc*\n"
-	"allocator: func *libc_realloc*\n"
-	"allocator: func _int_malloc*\n"
-	"allocator: func _int_free*\n"
-	"allocator: func _int_realloc*\n"
-	"allocator: func malloc_consolidate*\n"
-	"allocator: func sysmalloc*\n"
-	"allocator: func tcache_*\n"
-	"allocator: func unlink_chunk*\n"
-	"allocator: func operator new*\n"
-	"allocator: func operator delete*\n"
-	"allocator: lib libjemalloc*\n"
-	"allocator: lib libtcmalloc*\n"
-	"allocator: lib libmimalloc*\n"
-	"allocator: func _PyObject_Malloc\n"
-	"allocator: func _PyObject_Calloc\n"
-	"allocator: func _PyObject_Realloc\n"
-	"allocator: func _PyObject_Free\n"
-	"allocator: func PyObject_Malloc\n"
-	"allocator: func PyObject_Calloc\n"
-	"allocator: func PyObject_Realloc\n"
-	"allocator: func PyObject_Free\n"
-	"allocator: func PyMem_*\n"
-	"allocator: func _PyMem_*\n"
-	"allocator: func pymalloc_*\n"
-	"allocator: func allocate_from_new_pool\n"
+	"communication: func nccl*\n"
+	"communication: lib libnccl*\n"
+	"communication: func c10d::*\n"
+	"communication: func gloo::*\n"
+	"communication: lib libgloo*\n"
+	"communication: func tensorpipe::*\n"
+	"communication: func MPI_*\n"
+	"communication: lib libmpi*\n"
+	"GC: func gc_collect_main\n"
+	"GC: func gc_collect_with_callback\n"
+	"GC: func gc_collect_generations\n"
+	"GC: func gc_collect_impl\n"
+	"GC: func gc_collect_region\n"
+	"GC: func gc_collect_full\n"
+	"GC: func gc_collect_young\n"
+	"GC: func gc_collect_increment\n"
+	"GC: func _PyGC_Collect\n"
+	"GC: func PyGC_Collect\n"
+	"GC: func _Py_RunGC\n"
+	"GC: func _PyGC_CollectNoFail\n"
+	"GC: frame collect (gcmodule.c*\n"
+	"GC: frame collect_with_callback (gcmodule.c*\n"
+	"host allocator: func malloc\n"
+	"host allocator: func free\n"
+	"host allocator: func calloc\n"
+	"host allocator: func realloc\n"
+	"host allocator: func reallocarray\n"
+	"host allocator: func cfree\n"
+	"host allocator: func posix_memalign\n"
+	"host allocator: func memalign\n"
+	"host allocator: func aligned_alloc\n"
+	"host allocator: func valloc\n"
+	"host allocator: func pvalloc\n"
+	"host allocator: func *libc_malloc*\n"
+	"host allocator: func *libc_free*\n"
+	"host allocator: func *libc_calloc*\n"
+	"host allocator: func *libc_realloc*\n"
+	"host allocator: func *libc_memalign*\n"
+	"host allocator: func _int_malloc*\n"
+	"host allocator: func _int_free*\n"
+	"host allocator: func _int_realloc*\n"
+	"host allocator: func _int_memalign*\n"
+	"host allocator: func _mid_memalign*\n"
+	"host allocator: func malloc_consolidate*\n"
+	"host allocator: func sysmalloc*\n"
+	"host allocator: func systrim*\n"
+	"host allocator: func tcache_*\n"
+	"host allocator: func unlink_chunk*\n"
+	"host allocator: func operator new*\n"
+	"host allocator: func operator delete*\n"
+	"host allocator: func c10::alloc_cpu*\n"
+	"host allocator: func c10::free_cpu*\n"
+	"host allocator: func c10::DefaultCPUAllocator::*\n"
+	"host allocator: lib libjemalloc*\n"
+	"host allocator: func je_*\n"
+	"host allocator: lib libtcmalloc*\n"
+	"host allocator: func tc_*\n"
+	"host allocator: func tcmalloc::*\n"
+	"host allocator: lib libmimalloc*\n"
+	"host allocator: func mi_*\n"
+	"host allocator: func _mi_*\n"
+	"host allocator: func _PyObject_Malloc\n"
+	"host allocator: func _PyObject_Calloc\n"
+	"host allocator: func _PyObject_Realloc\n"
+	"host allocator: func _PyObject_Free\n"
+	"host allocator: func PyObject_Malloc\n"
+	"host allocator: func PyObject_Calloc\n"
+	"host allocator: func PyObject_Realloc\n"
+	"host allocator: func PyObject_Free\n"
+	"host allocator: func PyMem_*\n"
+	"host allocator: func _PyMem_*\n"
+	"host allocator: func pymalloc_*\n"
+	"host allocator: func allocate_from_new_pool\n"
 	"GIL: func take_gil\n"
 	"GIL: func drop_gil\n"
 	"GIL: func PyEval_RestoreThread\n"
 	"GIL: func PyEval_AcquireThread\n"
 	"GIL: func PyGILState_Ensure\n"
 	"GIL: func PyThread_acquire_lock*\n"
+	"# Idle workers: libgomp/libiomp spin and sleep in their own code, the\n"
+	"# work they run is in the caller's library (hence leaf rules).\n"
+	"OpenMP/thread-pool wait: leaf lib libgomp*\n"
+	"OpenMP/thread-pool wait: leaf lib libiomp*\n"
+	"OpenMP/thread-pool wait: leaf lib libomp.so*\n"
+	"OpenMP/thread-pool wait: leaf func __kmp_*\n"
+	"OpenMP/thread-pool wait: leaf func gomp_*\n"
+	"OpenMP/thread-pool wait: leaf func blas_thread_server\n"
+	"OpenMP/thread-pool wait: leaf lib libpthreadpool*\n"
+	"OpenMP/thread-pool wait: leaf func pthreadpool_*\n"
+	"OpenMP/thread-pool wait: func torch::autograd::ReadyQueue::pop*\n"
+	"math kernels: func sgemm_*\n"
+	"math kernels: func dgemm_*\n"
+	"math kernels: func cblas_*\n"
+	"math kernels: func *gemm_kernel*\n"
+	"math kernels: func *gemv_kernel*\n"
+	"math kernels: lib libblas*\n"
+	"math kernels: lib liblapack*\n"
+	"math kernels: lib libopenblas*\n"
+	"math kernels: lib libblis*\n"
+	"math kernels: lib libmkl*\n"
+	"math kernels: func mkl_*\n"
+	"math kernels: lib libdnnl*\n"
+	"math kernels: lib libmkldnn*\n"
+	"math kernels: func dnnl::*\n"
+	"math kernels: func dnnl_*\n"
+	"math kernels: func mkldnn::*\n"
+	"math kernels: func ideep::*\n"
+	"math kernels: lib libsleef*\n"
+	"math kernels: lib libXNNPACK*\n"
+	"math kernels: func xnn_*\n"
+	"math kernels: func at::native::*\n"
+	"math kernels: func at::vec::*\n"
+	"# Threads of at::parallel_for's native pool wait in c10::ThreadPool;\n"
+	"# the kernels they run matched above.\n"
+	"OpenMP/thread-pool wait: func c10::ThreadPool::main_loop*\n"
+	"OpenMP/thread-pool wait: func at::internal::*\n"
+	"PyTorch dispatch/autograd: func c10::Dispatcher::*\n"
+	"PyTorch dispatch/autograd: func c10::OperatorHandle::*\n"
+	"PyTorch dispatch/autograd: func c10::KernelFunction::*\n"
+	"PyTorch dispatch/autograd: func c10::impl::*\n"
+	"PyTorch dispatch/autograd: func at::_ops::*\n"
+	"PyTorch dispatch/autograd: func at::redispatch::*\n"
+	"PyTorch dispatch/autograd: func torch::autograd::*\n"
+	"PyTorch dispatch/autograd: func torch::jit::*\n"
+	"PyTorch dispatch/autograd: func at::TensorIteratorBase::*\n"
+	"import: func PyImport_*\n"
+	"import: func _PyImport_*\n"
+	"import: func import_find_and_load\n"
+	"import: func _imp_*\n"
+	"import: func PyMarshal_*\n"
+	"import: func _dl_open\n"
+	"import: func _dl_map_object*\n"
+	"import: func _dl_relocate_object\n"
+	"# The eval loop or a builtin as the leaf, under a Python frame: Python\n"
+	"# code running. Without a Python frame (no perf map), which code is\n"
+	"# not known: Python interpreter.\n"
+	"Python code: python leaf func _PyEval_*\n"
+	"Python code: python leaf func _Py*\n"
+	"Python code: python leaf func Py*\n"
+	"Python code: python leaf func py_trampoline_*\n"
+	"Python code: python leaf lib libpython*\n"
+	"Python code: python leaf lib python3*\n"
 	"Python interpreter: leaf func _PyEval_*\n"
 	"Python interpreter: leaf func _Py*\n"
 	"Python interpreter: leaf func Py*\n"
@@ -178,7 +294,7 @@ static bool word(const char **s, const char *e, const char *w)
 		return -PERFSPY_E_RULES;                                     \
 	} while (0)
 
-/* One non-empty, non-comment line: `CATEGORY: [leaf] KIND [PATTERN]`. */
+/* One non-empty, non-comment line: `CATEGORY: [python] [leaf] KIND [PATTERN]`. */
 static int rp_rule_line(struct perfspy_report *r, const char *s, const char *e,
 			unsigned lineno)
 {
@@ -188,11 +304,13 @@ static int rp_rule_line(struct perfspy_report *r, const char *s, const char *e,
 	unsigned k;
 
 	if (!colon)
-		RULE_FAIL("expected 'CATEGORY: [leaf] func|lib|frame GLOB' or 'CATEGORY: kernel'");
+		RULE_FAIL("expected 'CATEGORY: [python] [leaf] func|lib|frame GLOB' or 'CATEGORY: kernel'");
 	s = trim(s, colon, &ce);
 	if (s == ce)
 		RULE_FAIL("empty category name");
 	p = trim(colon + 1, e, &e);
+	ru.py = word(&p, e, "python");
+	p = trim(p, e, &e);
 	ru.leaf = word(&p, e, "leaf");
 	p = trim(p, e, &e);
 	for (k = 0; k < ARRAY_SIZE(kinds) && !word(&p, e, kinds[k]); k++)
@@ -241,12 +359,76 @@ static int rp_parse_rules(struct perfspy_report *r, const char *text)
 
 /* ---- matching ---- */
 
+/*
+ * The length of function name @f without the suffixes compilers give
+ * copies of a function: GCC's LTO-private (`.lto_priv.N`), constant-
+ * propagated (`.constprop.N`), scalar-replaced (`.isra.N`) and split-off
+ * (`.part.N`, `.cold`, `.cold.N`) clones, LLVM's `.llvm.N`. Each is the
+ * same source function (take_gil.lto_priv.0 is take_gil), for a reader
+ * and for the rules. They stack (`f.isra.0.cold`), so strip until none
+ * is left; a name that is only a suffix is kept.
+ */
+size_t rp_strip_clone(const char *f, size_t n)
+{
+	static const char *const sfx[] = { ".lto_priv", ".constprop", ".isra",
+					   ".part", ".cold", ".llvm" };
+	size_t m, i, k;
+
+	for (;;) {
+		m = n;
+		while (m > 0 && f[m - 1] >= '0' && f[m - 1] <= '9')
+			m--;
+		if (m < n) { /* digits must follow a '.' of the suffix */
+			if (m == 0 || f[m - 1] != '.')
+				return n;
+			m--;
+		}
+		for (i = 0; i < ARRAY_SIZE(sfx); i++) {
+			k = strlen(sfx[i]);
+			if (m > k && !memcmp(f + m - k, sfx[i], k))
+				break;
+		}
+		if (i == ARRAY_SIZE(sfx))
+			return n;
+		n = m - k;
+	}
+}
+
 struct rp_build {
 	const struct perfspy_folder *in;
-	struct idmap cache; /* input frame id -> (any << 32 | leaf) rule */
+	/* input frame id -> (any << 32 | leaf) rule, for stacks without
+	 * ([0]) and with ([1]) a Python frame (`python` rules apply to the
+	 * latter only). */
+	struct idmap cache[2];
 	char *buf;	    /* NUL-terminated copies for fnmatch */
 	size_t cap;
+	char *norm;	    /* a frame's text without clone suffixes */
+	size_t cap_norm;
 };
+
+/* @p (parsed from @text) with its function's clone suffixes stripped:
+ * re-parsed from b->norm, *text pointing there. 0 or -ENOMEM. */
+static int rp_normalize(struct rp_build *b, const char **text, size_t *len,
+			struct frame_parts *p)
+{
+	size_t fl, off;
+
+	if (p->kind != FRAME_NATIVE && p->kind != FRAME_KERNEL)
+		return 0;
+	fl = rp_strip_clone(p->func, p->func_len);
+	if (fl == p->func_len)
+		return 0;
+	off = (size_t)(p->func - *text);
+	if (ensure_mem((void **)&b->norm, &b->cap_norm, 1, *len + 1))
+		return -ENOMEM;
+	memcpy(b->norm, *text, off + fl);
+	memcpy(b->norm + off + fl, p->func + p->func_len, *len - off - p->func_len);
+	*len -= p->func_len - fl;
+	b->norm[*len] = 0;
+	*text = b->norm;
+	frame_parse(*text, *len, p);
+	return 0;
+}
 
 static const char *cstr(struct rp_build *b, const char *s, size_t n)
 {
@@ -282,23 +464,28 @@ static int rule_match(struct rp_build *b, const struct rp_rule *ru,
 }
 
 /* For frame @id: the first rule matching it anywhere in a tail (high 32
- * bits) and the first rule matching it as the tail's leaf (low 32). */
+ * bits) and the first rule matching it as the tail's leaf (low 32), in a
+ * stack with a Python frame (@py) or without. */
 static int rp_frame_rules(struct perfspy_report *r, struct rp_build *b, u32 id,
-			  u64 *out)
+			  bool py, u64 *out)
 {
 	const char *text = fold_name(b->in, id);
+	size_t len = fold_name_len(b->in, id);
 	u32 any = RP_NONE, leaf = RP_NONE, i;
 	struct frame_parts p;
-	u64 *v = idmap_get(&b->cache, id);
+	u64 *v = idmap_get(&b->cache[py], id);
 	int m;
 
 	if (v) {
 		*out = *v;
 		return 0;
 	}
-	frame_parse(text, fold_name_len(b->in, id), &p);
+	frame_parse(text, len, &p);
+	m = rp_normalize(b, &text, &len, &p);
+	if (m)
+		return m;
 	for (i = 0; i < r->nrules && any == RP_NONE; i++) {
-		if (leaf != RP_NONE && r->rules[i].leaf)
+		if ((leaf != RP_NONE && r->rules[i].leaf) || (r->rules[i].py && !py))
 			continue;
 		m = rule_match(b, &r->rules[i], &p, text);
 		if (m < 0)
@@ -308,7 +495,7 @@ static int rp_frame_rules(struct perfspy_report *r, struct rp_build *b, u32 id,
 		if (m && !r->rules[i].leaf)
 			any = i;
 	}
-	v = idmap_put(&b->cache, id);
+	v = idmap_put(&b->cache[py], id);
 	if (!v)
 		return -ENOMEM;
 	*out = *v = (u64)any << 32 | leaf;
@@ -396,18 +583,24 @@ static int rel_add(struct rp_rel *rel, u32 a, u32 b, u64 n)
 /* What one stack says: its category, and the keys it is counted under. */
 struct rp_keys {
 	u32 cat, thread, py, leaf, sys;
+	u32 proc, tid; /* the whole root frames */
 };
 
 /* A native leaf is counted per function: `_int_free (malloc.c:4689)` and
- * `_int_free (malloc.c:4572)` are one row, `_int_free (malloc.c)`. */
+ * `_int_free (malloc.c:4572)` are one row, `_int_free (malloc.c)`; so
+ * are its clones (`take_gil.lto_priv.0` is `take_gil`). */
 static int rp_leaf_name(struct perfspy_report *r, struct rp_build *b, u32 id,
 			u32 *out)
 {
 	const char *s = fold_name(b->in, id);
 	size_t len = fold_name_len(b->in, id), n;
 	struct frame_parts p;
+	int err;
 
 	frame_parse(s, len, &p);
+	err = rp_normalize(b, &s, &len, &p);
+	if (err)
+		return err;
 	if (p.line > 0 && p.kind != FRAME_PYTHON) {
 		n = p.func_len + 2 + p.file_len + 1;
 		if (ensure_mem((void **)&b->buf, &b->cap, 1, n + 1))
@@ -427,7 +620,7 @@ static int rp_leaf_name(struct perfspy_report *r, struct rp_build *b, u32 id,
  * The leaf is the innermost user-space frame (kernel frames under it are
  * the syscall's detail), or the innermost frame when all are kernel. */
 static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
-		   u32 n, struct rp_keys *k)
+		   u32 n, bool py, struct rp_keys *k)
 {
 	u32 best = RP_NONE, leaf = n - 1, j;
 	struct frame_parts p;
@@ -444,7 +637,7 @@ static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 		}
 	}
 	for (j = 0; j < n; j++) {
-		err = rp_frame_rules(r, b, ids[j], &m);
+		err = rp_frame_rules(r, b, ids[j], py, &m);
 		if (err)
 			return err;
 		if ((u32)(m >> 32) < best)
@@ -490,21 +683,50 @@ static u32 rp_thread(struct perfspy_report *r, struct rp_build *b,
 	return rp_name(r, b->buf, n);
 }
 
+/* The --by tid row of a thread root: `thread (TID)` or `thread (TID): NAME`
+ * whichever py-spy version wrote the root (frame_thread_text). */
+static u32 rp_tid(struct perfspy_report *r, struct rp_build *b,
+		  const struct frame_parts *p)
+{
+	size_t n = frame_thread_text_len(p), all = n;
+
+	if (p->thread_name)
+		all += 2 + p->thread_name_len;
+	if (ensure_mem((void **)&b->buf, &b->cap, 1, all))
+		return RP_NONE;
+	frame_thread_text(p, b->buf);
+	if (p->thread_name) {
+		memcpy(b->buf + n, ": ", 2);
+		memcpy(b->buf + n + 2, p->thread_name, p->thread_name_len);
+	}
+	return rp_name(r, b->buf, all);
+}
+
 static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 		    u32 nr, u64 count)
 {
 	struct rp_keys k = { .thread = r->no_thread, .py = r->no_python,
-			     .leaf = RP_NONE, .sys = RP_NONE };
+			     .leaf = RP_NONE, .sys = RP_NONE,
+			     .proc = r->no_process, .tid = r->no_thread };
 	u32 root = 0, py = RP_NONE, j;
 	struct frame_parts p;
 	int err = 0;
 
 	for (; root < nr; root++) {
-		frame_parse(fold_name(b->in, ids[root]), fold_name_len(b->in, ids[root]), &p);
+		const char *s = fold_name(b->in, ids[root]);
+		size_t len = fold_name_len(b->in, ids[root]);
+
+		frame_parse(s, len, &p);
 		if (!frame_is_root(p.kind))
 			break;
-		if (p.kind == FRAME_THREAD && (k.thread = rp_thread(r, b, &p)) == RP_NONE)
+		if (p.kind == FRAME_THREAD && ((k.thread = rp_thread(r, b, &p)) == RP_NONE ||
+					       (k.tid = rp_tid(r, b, &p)) == RP_NONE))
 			return -ENOMEM;
+		if (p.kind == FRAME_PROCESS) {
+			r->has_procs = true;
+			if ((k.proc = rp_name(r, s, len)) == RP_NONE)
+				return -ENOMEM;
+		}
 	}
 	for (j = nr; j-- > root && py == RP_NONE;)
 		if (frame_kind_of(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j])) ==
@@ -515,7 +737,7 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 		return -ENOMEM;
 	j = py == RP_NONE ? root : py + 1;
 	if (j < nr)
-		err = rp_tail(r, b, ids + j, nr - j, &k);
+		err = rp_tail(r, b, ids + j, nr - j, py != RP_NONE, &k);
 	else
 		k.cat = py == RP_NONE ? r->cat_other : r->cat_python;
 	if (!err)
@@ -530,6 +752,14 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 		err = rel_add(&r->rel[REL_THR_PY], k.thread, k.py, count);
 	if (!err)
 		err = rel_add(&r->rel[REL_PY_NAT], k.py, k.leaf, count);
+	if (!err)
+		err = rel_add(&r->rel[REL_CAT_PROC], k.cat, k.proc, count);
+	if (!err)
+		err = rel_add(&r->rel[REL_CAT_TID], k.cat, k.tid, count);
+	if (!err)
+		err = rel_add(&r->rel[REL_PROC_PY], k.proc, k.py, count);
+	if (!err)
+		err = rel_add(&r->rel[REL_TID_PY], k.tid, k.py, count);
 	if (!err) {
 		r->cat_total[k.cat] += count;
 		r->total += count;
@@ -625,8 +855,10 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 		fold_stack(f, i, &ids, &n, &count);
 		err = rp_stack(r, &b, ids, n, count);
 	}
-	idmap_free(&b.cache);
+	idmap_free(&b.cache[0]);
+	idmap_free(&b.cache[1]);
 	free(b.buf);
+	free(b.norm);
 	if (!err)
 		err = rp_order_cats(r);
 	if (!err)
@@ -660,7 +892,9 @@ PERFSPY_API int perfspy_report__new(const struct perfspy_folder *f,
 	if (!err) {
 		r->no_python = rp_name(r, "(no Python frame)", 17);
 		r->no_thread = rp_name(r, "(all threads)", 13);
-		if (r->no_python == RP_NONE || r->no_thread == RP_NONE)
+		r->no_process = rp_name(r, "(all processes)", 15);
+		if (r->no_python == RP_NONE || r->no_thread == RP_NONE ||
+		    r->no_process == RP_NONE)
 			err = -ENOMEM;
 	}
 	if (!err)

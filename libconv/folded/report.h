@@ -30,6 +30,10 @@ enum rp_rel_id {
 	REL_CAT_SYS,
 	REL_THR_PY,
 	REL_PY_NAT,
+	REL_CAT_PROC,	/* (category, process root frame) */
+	REL_CAT_TID,	/* (category, thread root frame: one TID) */
+	REL_PROC_PY,
+	REL_TID_PY,
 	REL_N,
 };
 
@@ -50,6 +54,7 @@ struct rp_rule {
 	u32 cat;	 /* index into perfspy_report.cats */
 	enum rp_kind kind;
 	bool leaf;
+	bool py;	 /* `python`: only in stacks with a Python frame */
 	const char *pat; /* NUL-terminated glob; "" for RK_KERNEL */
 };
 
@@ -66,6 +71,8 @@ struct perfspy_report {
 	u32 *cat_order;		/* categories by weight, then rule order */
 	u32 no_python;		/* name id "(no Python frame)" */
 	u32 no_thread;		/* name id "(all threads)" */
+	u32 no_process;		/* name id "(all processes)" */
+	bool has_procs;		/* some stack had a process root */
 	bool has_threads;	/* some stack had a thread root */
 	u64 total;
 	struct rp_rel rel[REL_N];
@@ -76,6 +83,10 @@ struct perfspy_report {
 
 /* Intern @len bytes of @s into the report's names; RP_NONE on ENOMEM. */
 u32 rp_name(struct perfspy_report *r, const char *s, size_t len);
+
+/* The length of function name @f (@n bytes) without compiler clone
+ * suffixes (.lto_priv.N, .constprop.N, .isra.N, .part.N, .cold, .llvm.N). */
+size_t rp_strip_clone(const char *f, size_t n);
 
 /* One group of a relation grouped by one side: @key, its total, and its
  * entries in order (ent[first .. first + count)). */
@@ -104,7 +115,7 @@ const struct rp_group *rp_find(const struct rp_grouping *gr, u32 key);
 /* Does side b (else a) of relation @rel hold category indices? */
 static inline bool rp_side_is_cat(enum rp_rel_id rel, bool b)
 {
-	return !b && rel <= REL_CAT_SYS;
+	return !b && (rel <= REL_CAT_SYS || rel == REL_CAT_PROC || rel == REL_CAT_TID);
 }
 
 /* The text of a category index or name id. */

@@ -141,9 +141,11 @@ struct rp_out {
 	/* Groupings used by the sections. */
 	struct rp_grouping cat_py, cat_nat, cat_thr, cat_sys; /* by category */
 	struct rp_grouping thr_cat, thr_py, py_cat, py_nat;   /* by thread/py */
+	struct rp_grouping proc_cat, proc_py, tid_cat, tid_py; /* by process/TID */
 };
 
-static const char *const by_names[] = { "category", "thread", "python" };
+static const char *const by_names[] = { "category", "thread", "python", "process",
+					"tid" };
 
 static u64 total_or_1(const struct perfspy_report *r)
 {
@@ -296,6 +298,12 @@ static void put_text(struct rp_out *o, int by)
 	else if (by == PERFSPY_REPORT_BY_PYTHON)
 		text_by_rows(o, &o->py_cat, "innermost Python frame", &o->py_cat,
 			     "categories", &o->py_nat, "native leaves");
+	else if (by == PERFSPY_REPORT_BY_PROCESS)
+		text_by_rows(o, &o->proc_cat, "process", &o->proc_cat, "categories",
+			     &o->proc_py, "innermost Python frames");
+	else if (by == PERFSPY_REPORT_BY_TID)
+		text_by_rows(o, &o->tid_cat, "thread id", &o->tid_cat, "categories",
+			     &o->tid_py, "innermost Python frames");
 	else
 		text_by_category(o);
 }
@@ -384,6 +392,10 @@ static void put_json(struct rp_out *o, int by)
 		  &o->thr_py);
 	json_rows(o, "python", &o->py_cat, "categories", &o->py_cat, "native",
 		  &o->py_nat);
+	json_rows(o, "processes", &o->proc_cat, "categories", &o->proc_cat, "python",
+		  &o->proc_py);
+	json_rows(o, "tids", &o->tid_cat, "categories", &o->tid_cat, "python",
+		  &o->tid_py);
 	wout_str(&o->w, "}\n");
 }
 
@@ -407,6 +419,14 @@ static int rp_out_group(struct rp_out *o)
 		err = rp_group_by(r, REL_CAT_PY, true, &o->py_cat);
 	if (!err)
 		err = rp_group_by(r, REL_PY_NAT, false, &o->py_nat);
+	if (!err)
+		err = rp_group_by(r, REL_CAT_PROC, true, &o->proc_cat);
+	if (!err)
+		err = rp_group_by(r, REL_PROC_PY, false, &o->proc_py);
+	if (!err)
+		err = rp_group_by(r, REL_CAT_TID, true, &o->tid_cat);
+	if (!err)
+		err = rp_group_by(r, REL_TID_PY, false, &o->tid_py);
 	return err;
 }
 
@@ -420,7 +440,7 @@ PERFSPY_API int perfspy_report__write(const struct perfspy_report *r,
 	if (!OPTS_VALID(opts, perfspy_report_write_opts))
 		return -PERFSPY_E_OPTS;
 	by = OPTS_GET(opts, by, PERFSPY_REPORT_BY_CATEGORY);
-	if (by < 0 || by > PERFSPY_REPORT_BY_PYTHON)
+	if (by < 0 || by > PERFSPY_REPORT_BY_TID)
 		return -EINVAL;
 	o.top = OPTS_GET(opts, top, 0);
 	if (!o.top)
@@ -443,5 +463,9 @@ PERFSPY_API int perfspy_report__write(const struct perfspy_report *r,
 	rp_grouping_free(&o.thr_py);
 	rp_grouping_free(&o.py_cat);
 	rp_grouping_free(&o.py_nat);
+	rp_grouping_free(&o.proc_cat);
+	rp_grouping_free(&o.proc_py);
+	rp_grouping_free(&o.tid_cat);
+	rp_grouping_free(&o.tid_py);
 	return err;
 }

@@ -199,6 +199,52 @@ static void locate_debug(struct sym_ctx *ctx, struct sym_dso *dso)
 		dso->dbg = try_elf(ctx, dso, path);
 }
 
+/*
+ * gdb's "Separate Debug Files" debug-link method: the main file's
+ * .gnu_debuglink names the debug file, looked for next to the file, in
+ * its .debug/ directory and under the system debug dir + the file's
+ * directory (objcopy --add-gnu-debuglink). The link's CRC is not checked
+ * (that reads the whole file); the build ids are instead: the debug file
+ * must carry the main file's (objcopy --only-keep-debug keeps the note),
+ * besides the recorded one (try_elf).
+ */
+static void locate_debuglink(struct sym_ctx *ctx, struct sym_dso *dso)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	const void *mine = NULL, *theirs = NULL;
+	const char *link, *slash;
+	ssize_t nm, nt;
+	GElf_Word crc;
+	size_t i;
+	int n;
+
+	link = dwelf_elf_gnu_debuglink(dso->elf, &crc);
+	slash = strrchr(dso->name, '/');
+	if (!link || !*link || strchr(link, '/') || !slash ||
+	    (size_t)(slash - dso->name) >= sizeof(dir))
+		return;
+	memcpy(dir, dso->name, (size_t)(slash - dso->name));
+	dir[slash - dso->name] = '\0';
+	nm = dwelf_elf_gnu_build_id(dso->elf, &mine);
+	for (i = 0; i < 3 && !dso->dbg; i++) {
+		n = i == 0 ? snprintf(path, sizeof(path), "%s/%s", dir, link) :
+		    i == 1 ? snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) :
+		    snprintf(path, sizeof(path), SYSTEM_DEBUG_DIR "%s/%s", dir, link);
+		if (n < 0 || (size_t)n >= sizeof(path) || !strcmp(path, dso->name))
+			continue;
+		dso->dbg = try_elf(ctx, dso, path);
+		if (!dso->dbg || nm <= 0)
+			continue;
+		nt = dwelf_elf_gnu_build_id(dso->dbg, &theirs);
+		if (nt > 0 && !sym_bid_equal(mine, (size_t)nm, theirs, (size_t)nt)) {
+			pr_debug(ctx->log, "perfspy: %s: %s is another build, not used",
+				 dso->name, path);
+			elf_end(dso->dbg);
+			dso->dbg = NULL;
+		}
+	}
+}
+
 static bool elf_has_section(Elf *elf, Elf64_Word type)
 {
 	Elf_Scn *scn = NULL;
@@ -285,6 +331,8 @@ void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 		locate_path(ctx, dso);
 	if (!dso->dbg && (dso->elf || !pseudo))
 		locate_debug(ctx, dso);
+	if (!dso->dbg && dso->elf && !pseudo)
+		locate_debuglink(ctx, dso);
 	/* A debug file alone is useful only for its .symtab. */
 	if (!dso->elf && dso->dbg && !elf_has_section(dso->dbg, SHT_SYMTAB)) {
 		elf_end(dso->dbg);

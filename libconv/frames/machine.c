@@ -413,6 +413,32 @@ static struct jit_map *proc_jit(struct machine *m, struct mach_proc *p)
 	return p->jit;
 }
 
+bool mach_proc_runs_python(struct machine *m, s32 pid)
+{
+	struct mach_proc *p = find_proc(m, pid);
+	size_t i;
+
+	for (i = 0; p && i < p->nr_maps; i++)
+		if (py_is_interpreter_dso(p->maps[i].name))
+			return true;
+	return false;
+}
+
+bool mach_proc_has_perf_map(struct machine *m, s32 pid)
+{
+	struct mach_proc *p = find_proc(m, pid);
+	int depth;
+
+	for (depth = 0; p && depth < 16; depth++) {
+		if (proc_jit(m, p))
+			return true;
+		if (p->ppid <= 0 || p->ppid == p->pid)
+			break;
+		p = find_proc(m, p->ppid);
+	}
+	return false;
+}
+
 const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)
 {
 	struct mach_proc *p = find_proc(m, pid);

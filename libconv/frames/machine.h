@@ -110,6 +110,14 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);
  */
 const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr);
 
+/* Has @pid mapped a Python interpreter (libpython or a python
+ * executable, py_is_interpreter_dso())? */
+bool mach_proc_runs_python(struct machine *m, s32 pid);
+
+/* Was a perf map or jitdump found for @pid or the parent it forked from
+ * (where its Python frames would be named)? Loads it if not yet tried. */
+bool mach_proc_has_perf_map(struct machine *m, s32 pid);
+
 /* Whether kernel addresses can be symbolized with this machine's
  * kallsyms (checked once). */
 bool mach_kernel_syms(struct machine *m);

@@ -124,7 +124,9 @@ static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
 	if (!fr->file)
 		return intern_fmt(c, "%s (%s)", fr->func, lib);
 	file = short_filename(fr->file, sbuf, sizeof(sbuf));
-	if (fr->line > 0)
+	/* --nolineno: py-spy drops the line of every frame, native ones
+	 * too, so all samples in one function are one frame. */
+	if (fr->line > 0 && !c->o.no_lineno)
 		return intern_fmt(c, "%s (%s:%d)", fr->func, file, fr->line);
 	return intern_fmt(c, "%s (%s)", fr->func, file);
 }

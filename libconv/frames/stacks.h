@@ -25,6 +25,7 @@ struct stk_opts {
 	bool no_kernel;
 	bool keep_interpreter;
 	bool python_only;
+	bool no_lineno; /* `func (file)` for native frames too (py-spy --nolineno) */
 };
 
 struct stk_ctx {

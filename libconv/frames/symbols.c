@@ -33,6 +33,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------------------ */
@@ -262,6 +263,23 @@ static int load_segments(struct sym_dso *dso)
 	/* objcopy --only-keep-debug zeroes p_filesz (and p_offset). */
 	dso->seg_guess = !dso->elf;
 	return 0;
+}
+
+static bool vaddr_to_off(const struct sym_dso *dso, u64 vaddr, u64 *off)
+{
+	size_t i;
+
+	if (!dso->nsegs || dso->seg_guess)
+		return false; /* no real file offsets to give */
+	for (i = 0; i < dso->nsegs; i++) {
+		const struct seg *s = &dso->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*off = vaddr - s->vaddr + s->off;
+			return true;
+		}
+	}
+	return false;
 }
 
 static bool off_to_vaddr(const struct sym_dso *dso, u64 off, u64 *vaddr)
@@ -515,6 +533,21 @@ static Dwarf *dso_dwarf(struct sym_dso *d)
 	return d->dw;
 }
 
+/* Open @dso's CFI tables once (see sym_dso_unwind_info). */
+static void dso_cfi(struct sym_dso *dso)
+{
+	if (!dso->cfi_tried) {
+		Dwarf *dw;
+
+		dso->cfi_tried = true;
+		if (dso->elf)
+			dso->eh_cfi = dwarf_getcfi_elf(dso->elf);
+		dw = dso_dwarf(dso);
+		if (dw)
+			dso->dbg_cfi = dwarf_getcfi(dw);
+	}
+}
+
 /* Call frame information for the unwinder: .eh_frame from the loaded
  * binary (what the runtime itself unwinds with), and .debug_frame as a
  * second source (libpython has none, but some -g builds do). Both are
@@ -529,16 +562,7 @@ int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 		return err;
 	if (!dso->found || !off_to_vaddr(dso, file_off, vaddr))
 		return -ENOENT;
-	if (!dso->cfi_tried) {
-		Dwarf *dw;
-
-		dso->cfi_tried = true;
-		if (dso->elf)
-			dso->eh_cfi = dwarf_getcfi_elf(dso->elf);
-		dw = dso_dwarf(dso);
-		if (dw)
-			dso->dbg_cfi = dwarf_getcfi(dw);
-	}
+	dso_cfi(dso);
 	*eh = dso->eh_cfi;
 	*dbg = dso->dbg_cfi;
 	return 0;
@@ -568,6 +592,110 @@ static int display_name(struct sym_ctx *ctx, const char *name,
 	return sym_demangle_name(ctx, name, true, out);
 }
 
+/* ------------------------------------------------------------------ */
+/* Unnamed code                                                       */
+
+/*
+ * .eh_frame_hdr (LSB 5.0 "Exception Frame Header"): version 1, the
+ * encodings of eh_frame_ptr, fde_count and the table, then a table of
+ * (initial location, FDE address) pairs sorted by initial location. GNU
+ * ld and lld write the table as DW_EH_PE_datarel | DW_EH_PE_sdata4
+ * (0x3b: signed 32-bit, relative to the header's start) and the count as
+ * udata4 (0x03); other encodings are left alone (unnamed code then keeps
+ * its 0x address).
+ */
+static void load_fde_tab(struct sym_dso *d)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	GElf_Ehdr eh;
+
+	d->fde_tried = true;
+	if (!d->elf || !gelf_getehdr(d->elf, &eh) || elf_getshdrstrndx(d->elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(d->elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+		const u8 *p;
+		u32 n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(d->elf, shstr, sh.sh_name)) ||
+		    strcmp(name, ".eh_frame_hdr"))
+			continue;
+		data = elf_rawdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < 12)
+			return;
+		p = data->d_buf;
+		/* version 1; eh_frame_ptr sdata4 (pcrel or absolute): 4 bytes */
+		if (p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != 0x03 || p[3] != 0x3b)
+			return;
+		d->fde_big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+		n = d->fde_big ? (u32)p[8] << 24 | (u32)p[9] << 16 | (u32)p[10] << 8 | p[11] :
+			(u32)p[11] << 24 | (u32)p[10] << 16 | (u32)p[9] << 8 | p[8];
+		if (n > (data->d_size - 12) / 8)
+			return;
+		d->fde_tab = p + 12;
+		d->fde_n = n;
+		d->fde_base = sh.sh_addr;
+		return;
+	}
+}
+
+static s64 fde_loc(const struct sym_dso *d, size_t i)
+{
+	const u8 *p = d->fde_tab + i * 8;
+
+	return (s32)(d->fde_big ? (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3] :
+		     (u32)p[3] << 24 | (u32)p[2] << 16 | (u32)p[1] << 8 | p[0]);
+}
+
+/*
+ * Code without a symbol (a stripped library's static functions, most of
+ * a GPU driver): named by the start of its function as the unwind tables
+ * give it, `LIB+0xOFF`, OFF the file offset of that start (what
+ * `addr2line -e LIB` and `objdump --start-address` take for a shared
+ * library whose text is mapped at its offset). Every sample in one
+ * function gets one name, the same in every run. The FDE must cover
+ * @vaddr (libdw checks its range); its start is the last table entry at
+ * or below @vaddr, since FDEs do not overlap. 1 with fr[0] set, 0 when
+ * there is no FDE, -ENOMEM.
+ */
+static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
+			 struct sym_frame *fr)
+{
+	size_t lo = 0, hi, mid;
+	Dwarf_Frame *f = NULL;
+	const char *base;
+	char buf[512];
+	u64 start, off;
+
+	if (!d->fde_tried)
+		load_fde_tab(d);
+	dso_cfi(d);
+	if (!d->fde_tab || !d->eh_cfi || dwarf_cfi_addrframe(d->eh_cfi, vaddr, &f))
+		return 0;
+	free(f);
+	for (hi = d->fde_n; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if ((u64)((s64)d->fde_base + fde_loc(d, mid)) <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	start = (u64)((s64)d->fde_base + fde_loc(d, lo - 1));
+	if (!vaddr_to_off(d, start, &off))
+		return 0;
+	base = strrchr(d->name, '/');
+	base = base && base[1] ? base + 1 : d->name;
+	snprintf(buf, sizeof(buf), "%s+0x%llx", base, (unsigned long long)off);
+	fr[0] = (struct sym_frame){ arena_strdup(&ctx->arena, buf), NULL, 0 };
+	return fr[0].func ? 1 : -ENOMEM;
+}
+
 static int resolve_uncached(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
 			    bool is_return, struct sym_frame *fr)
 {
@@ -593,7 +721,7 @@ static int resolve_uncached(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
 			return n;
 	}
 	if (!name)
-		return 0;
+		return unnamed_frame(ctx, d, vaddr, fr);
 	fr[0] = (struct sym_frame){ name, NULL, 0 };
 	return 1;
 }

@@ -62,6 +62,13 @@ struct sym_dso {
 	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
 	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */
 	bool cfi_tried;
+	/* .eh_frame_hdr's search table (initial location, FDE) of the main
+	 * binary: names unnamed code by its function's start (symbols.c). */
+	const u8 *fde_tab;  /* in libelf's data; NULL: none or unusable */
+	size_t fde_n;
+	u64 fde_base;	    /* the address table entries are relative to */
+	bool fde_big;	    /* big-endian file */
+	bool fde_tried;
 };
 
 struct sym_ctx {

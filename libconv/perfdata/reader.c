@@ -665,12 +665,17 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 				rd->consumed = true;
 			return 0;
 		}
-		if (type == REC_AUXTRACE_INFO)
-			/* The samples of such a profile are in the AUX trace,
-			 * which only a hardware trace decoder can turn into
-			 * samples; converting the side band alone would lie. */
-			return rd_error(rd, -PERFSPY_E_UNSUPPORTED, off,
-					"AUX area trace data (Intel PT, CoreSight) is not supported");
+		if (type == REC_AUXTRACE_INFO && !rd->aux_noted) {
+			/* The AUX trace holds branch packets that only a
+			 * hardware trace decoder (perf's --itrace) turns into
+			 * samples; the file's ordinary samples are still
+			 * samples (perf report -D counts only those), so they
+			 * are converted and the trace skipped, said once. */
+			rd->aux_noted = true;
+			pr_warn(rd->log, "%s: AUX area trace data (Intel PT, CoreSight) at offset %llu skipped: "
+				"not decoded into samples; the file's ordinary samples are converted",
+				rd->name, (unsigned long long)off);
+		}
 		trailing_payload(p, size, type, &extra);
 		if (type == REC_COMPRESSED) {
 			rd->zoff = off;

@@ -106,6 +106,7 @@ struct rd {
 	bool stream_eof;
 	bool consumed; /* a stream that was read through */
 	bool meta_done; /* pipe metadata already taken in (rewound) */
+	bool aux_noted; /* the AUX trace note was given (once per file) */
 
 	bool pipe_mode;
 	bool swapped; /* other byte order: mem_owned converted (swap.c) */

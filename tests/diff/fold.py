@@ -43,6 +43,9 @@ import sys
 CLONE_SUFFIX = re.compile(r'(\.(constprop|isra|part|cold|lto_priv|localalias)(\.\d+)?)+$')
 SYMVER = re.compile(r'@@?[A-Za-z_][\w.]*$')
 HEXADDR = re.compile(r'^0x[0-9a-fA-F]+$')
+# perfspy's name for code without a symbol: its function's start as a
+# file offset (`libgomp.so.1+0x1d2f0`); perf says [unknown].
+FILEOFF = re.compile(r'^[^ ]+\+0x[0-9a-fA-F]+$')
 THREAD_ROOT = re.compile(r'^thread \((\d+)\): ')
 
 
@@ -67,7 +70,7 @@ def split_group(text):
 
 def canonical(name):
     name = name.strip()
-    if not name or name == '[unknown]' or HEXADDR.match(name):
+    if not name or name == '[unknown]' or HEXADDR.match(name) or FILEOFF.match(name):
         return '[unknown]'
     name = SYMVER.sub('', name)
     name = CLONE_SUFFIX.sub('', name)

@@ -9,6 +9,8 @@
 #   - put each C function called through ctypes (libmerge.so, built here)
 #     under the Python lines that called it: alpha under run:@RUN_ALPHA ->
 #     call_alpha:@CALL_ALPHA, beta under @RUN_BETA -> @CALL_BETA;
+#   - keep two functions of one name and file apart: Linear.forward's lin_k
+#     under @LIN, Attention.forward's attn_k under @ATTN (>= 97% each);
 #   - match per thread: w-d0 and w-d1 run one skeleton that differs only in
 #     the line (@D0 / @D1); each thread's delta samples go to its own line,
 #     and with --ignore-threads they do not (the control);
@@ -56,6 +58,7 @@ defline() {
 RUN_ALPHA=$(line RUN_ALPHA) RUN_BETA=$(line RUN_BETA)
 CALL_ALPHA=$(line CALL_ALPHA) CALL_BETA=$(line CALL_BETA)
 D0=$(line D0) D1=$(line D1) DEF_CALL_ALPHA=$(defline call_alpha)
+LIN=$(line LIN) ATTN=$(line ATTN)
 
 (cd "$SRC" && ${CC:-cc} -O2 -g -shared -fPIC -Wall -o "$SCRATCH/libmerge.so" libmerge.c) ||
 	die "cannot build libmerge.so"
@@ -154,6 +157,13 @@ if [ "$t" -gt 0 ] && [ "$k" -eq 0 ] && grep -q "call_alpha (workload.py:$DEF_CAL
 else
 	fail "convert alone: $k of $t alpha samples already at call_alpha:$CALL_ALPHA?"
 fi
+
+# Two functions named forward in one file: each C leaf under its own
+# forward's line (a join on the name alone split them by weight).
+MIN_LINE=97 check_line "$M" "lin_k (Linear.forward)" ";lin_k (libmerge.c:" \
+	";forward (workload.py:$LIN);"
+MIN_LINE=97 check_line "$M" "attn_k (Attention.forward)" ";attn_k (libmerge.c:" \
+	";forward (workload.py:$ATTN);"
 
 # Per thread: one skeleton, a line per thread.
 check_line "$M" "w-d0 delta" "): w-d0;" "dispatch (workload.py:$D0);"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # e2e: `perfspy report` on a workload whose CPU split is known by
 # construction (src/report_split.c, each thread's budget on its own CPU
-# clock): CUDA launch 30%, CUDA sync 10%, allocator 40%, other native 20%;
+# clock): CUDA launch 30%, CUDA sync 10%, host allocator 40%, other native 20%;
 # threads launcher 40%, allocator 40%, main 20%.  Recorded with
 # `perf record -F 999 -g`; every share must be within REPORT_TOL (default 5)
 # percentage points of its construction.  Also: the same report from
@@ -68,7 +68,7 @@ check_shares() {
 }
 
 check_shares "$SCRATCH/r.json" categories "$tol" "CUDA launch=30" "CUDA sync=10" \
-	"allocator=40" "other native=20"
+	"host allocator=40" "other native=20"
 check_shares "$SCRATCH/t.json" threads "$tol" "launcher=40" "allocator=40" "report_split=20"
 
 # The total is every sample of the (only) event, perf as the oracle.
@@ -100,16 +100,16 @@ if grep -qx 'cudaStreamSynchronize (fakecuda.c)' "$SCRATCH/leaves"; then
 else
 	fail "CUDA sync: no cudaStreamSynchronize leaf: $(tr '\n' '|' <"$SCRATCH/leaves")"
 fi
-leaves "$SCRATCH/r.json" allocator
+leaves "$SCRATCH/r.json" "host allocator"
 if grep -Eq '^(_int_malloc|_int_free|malloc|free|__libc_malloc|__libc_free|cfree) ' "$SCRATCH/leaves"; then
-	pass "allocator: malloc/free leaves ($(head -3 "$SCRATCH/leaves" | tr '\n' ' '))"
+	pass "host allocator: malloc/free leaves ($(head -3 "$SCRATCH/leaves" | tr '\n' ' '))"
 else
-	fail "allocator: no malloc/free leaf: $(tr '\n' '|' <"$SCRATCH/leaves")"
+	fail "host allocator: no malloc/free leaf: $(tr '\n' '|' <"$SCRATCH/leaves")"
 fi
 
 # The text table: a row per category, a section per category.
 report -i "$data" >"$SCRATCH/r.txt" || die "perfspy report failed"
-for c in "CUDA launch" "CUDA sync" allocator "other native"; do
+for c in "CUDA launch" "CUDA sync" "host allocator" "other native"; do
 	if grep -Eq "^ +[0-9.]+% +[0-9]+  $c\$" "$SCRATCH/r.txt" && grep -q "^== $c: " "$SCRATCH/r.txt"; then
 		pass "text: row and section for $c"
 	else
@@ -207,6 +207,20 @@ if "$PERFSPY" merge -q --pyspy "$SCRATCH/old-pyspy.txt" -i "$SCRATCH/old.folded"
 else
 	fail "merge on py-spy 0.3 thread roots failed"
 fi
+# --by process: one process (report_split); --by tid: its three threads,
+# one row each, the same shares as the three thread names.
+report -i "$data" --by process --json >"$SCRATCH/proc.json" || fail "--by process failed"
+check_shares "$SCRATCH/proc.json" processes "$tol" 'process '"$(
+	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["name"][8:])' \
+		"$SCRATCH/proc.json")=100"
+if grep -q '"name":"process [0-9]*:\\"report_split\\""' "$SCRATCH/proc.json"; then
+	pass "--by process: the row is named process PID:\"report_split\""
+else
+	fail "--by process: no process report_split row: $(head -c 400 "$SCRATCH/proc.json")"
+fi
+report -i "$data" --by tid --json >"$SCRATCH/tid.json" || fail "--by tid failed"
+n_tids=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tids"]))' "$SCRATCH/tid.json")
+if [ "$n_tids" = 3 ]; then pass "--by tid: 3 thread id rows"; else fail "--by tid: $n_tids rows, want 3"; fi
 
 # Same input, same bytes.
 report -i "$data" --json >"$SCRATCH/r2.json"

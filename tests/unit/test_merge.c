@@ -245,6 +245,39 @@ static void test_files(void)
 	expect(perf, "<module> (run.py:3);fwd (mod.py:12) 1\n", perf);
 }
 
+/* Two functions named forward in one file (Linear.forward at line 10,
+ * Attention.forward at 30, perfspy's first lines): each py-spy line goes
+ * to the definition enclosing it, never to the other one's perf samples
+ * (a join on the name split both 3:1). */
+static void test_defs(void)
+{
+	PERFSPY_OPTS(perfspy_merge_stats, st);
+	char *out;
+
+	out = merge_o("main (m.py:1);forward (m.py:10);lin (k.c:1) 6\n"
+		      "main (m.py:1);forward (m.py:30);attn (k.c:2) 4\n",
+		      "main (m.py:50);forward (m.py:12) 3\nmain (m.py:50);forward (m.py:33) 1\n",
+		      NULL, &st);
+	T_EQ_STR(out, "main (m.py:50);forward (m.py:12);lin (k.c:1) 6\n"
+		      "main (m.py:50);forward (m.py:33);attn (k.c:2) 4\n");
+	T_EQ_INT(st.exact, 10);
+	free(out);
+	/* A py-spy line above both definitions is in neither: no join. */
+	out = merge_o("main (m.py:1);forward (m.py:10);lin (k.c:1) 6\n"
+		      "main (m.py:1);forward (m.py:30);attn (k.c:2) 4\n",
+		      "main (m.py:50);forward (m.py:5) 3\n", NULL, &st);
+	T_EQ_INT(st.exact + st.suffix, 0);
+	free(out);
+	/* One definition of the name: joined whatever the line (as on names). */
+	expect("main (m.py:1);forward (m.py:30);attn (k.c:2) 4\n",
+	       "main (m.py:50);forward (m.py:12) 1\n",
+	       "main (m.py:50);forward (m.py:12);attn (k.c:2) 4\n");
+	/* Unnamed native code (LIB+0xOFF) anchors no native join. */
+	expect("main (m.py:1);forward (m.py:10);libx.so+0x1d2f0 (libx.so) 2\n",
+	       "main (m.py:50);forward (m.py:12);0x7f0000001d2f4 (libx.so) 1\n",
+	       "main (m.py:50);forward (m.py:12);libx.so+0x1d2f0 (libx.so) 2\n");
+}
+
 /* Thread-aware when both sides carry decimal thread ids (§1.5). */
 static void test_threads(void)
 {
@@ -420,6 +453,7 @@ int main(void)
 	test_recursion();
 	test_names();
 	test_files();
+	test_defs();
 	test_threads();
 	test_native_join();
 	test_refine();

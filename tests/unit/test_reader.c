@@ -251,6 +251,94 @@ static void test_bad_input(void)
 	rb_free(&img);
 }
 
+struct logcount {
+	int aux;
+};
+
+static void count_log(void *ctx, int level, const char *msg)
+{
+	struct logcount *c = ctx;
+
+	if (level == PERFSPY_LOG_WARN && strstr(msg, "AUX area trace data") &&
+	    strstr(msg, "skipped"))
+		c->aux++;
+}
+
+/* An Intel PT recording: AUXTRACE_INFO, then AUXTRACE records whose
+ * trace bytes follow the record (outside header.size), between ordinary
+ * samples. The trace is skipped with one note (not one per record, not
+ * again on a second pass); the samples are converted, in both modes. */
+static void test_auxtrace(void)
+{
+	uint64_t info_rec[3] = { 8 /* INTEL_PT */, 0, 0 };
+	/* size of the trailing data, offset, reference, idx|tid, cpu|res */
+	uint64_t aux_rec[5] = { 16, 0, 0, 0, 0 };
+	uint64_t trace[2] = { 0x0102030405060708ULL, 0x1112131415161718ULL };
+	struct rb d = { 0 }, img = { 0 }, plain = { 0 }, pimg = { 0 };
+	struct perf_event_attr a;
+	struct logcount lc = { 0 };
+	PERFSPY_OPTS(perfspy_open_opts, oo, .kallsyms = "", .log_fn = count_log,
+		     .log_ctx = &lc);
+	struct perfspy_session *s;
+	struct perfspy_folder *f;
+	int pipe, err;
+	char *want;
+
+	rb_default_attr(&a);
+	build_records(&plain);
+	rb_pipe(&pimg, &a, &plain);
+	want = convert(&pimg, NULL, &err, NULL);
+	T_EQ_INT(err, 0);
+	rb_raw(&d, 70, 0, info_rec, sizeof(info_rec));
+	rb_comm(&d, 100, 100, "prog", 1, 1);
+	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/bin/prog", 2);
+	rb_sample(&d, 100, 100, 30, chain, 3, 1000);
+	rb_raw(&d, 71, 0, aux_rec, sizeof(aux_rec));
+	rb_put(&d, trace, sizeof(trace));
+	rb_sample(&d, 100, 100, 10, chain, 3, 1000);
+	rb_sample(&d, 100, 100, 20, chain, 3, 1000);
+	rb_round(&d);
+	rb_raw(&d, 71, 0, aux_rec, sizeof(aux_rec));
+	rb_put(&d, trace, sizeof(trace));
+	rb_sample(&d, 100, 100, 40, chain, 2, 500);
+	rb_round(&d);
+	for (pipe = 0; pipe < 2; pipe++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mf;
+
+		img.len = 0;
+		if (pipe)
+			rb_pipe(&img, &a, &d);
+		else
+			rb_file(&img, &a, sizeof(a), &d, "host");
+		lc.aux = 0;
+		T_EQ_INT(perfspy_session__open_mem(img.p, img.len, &oo, &s), 0);
+		T_EQ_INT(perfspy_folder__new(&f), 0);
+		T_EQ_INT(perfspy_session__convert(s, NULL, f), 0);
+		T_EQ_INT(perfspy_folder__total(f), 4);
+		mf = open_memstream(&buf, &len);
+		perfspy_folder__write(f, mf, NULL);
+		fclose(mf);
+		T_EQ_STR(buf, want);
+		free(buf);
+		perfspy_folder__free(f);
+		if (!pipe) { /* a second pass: no second note */
+			T_EQ_INT(perfspy_folder__new(&f), 0);
+			T_EQ_INT(perfspy_session__convert(s, NULL, f), 0);
+			T_EQ_INT(perfspy_folder__total(f), 4);
+			perfspy_folder__free(f);
+		}
+		T_EQ_INT(lc.aux, 1);
+		perfspy_session__close(s);
+	}
+	free(want);
+	rb_free(&d);
+	rb_free(&img);
+	rb_free(&plain);
+	rb_free(&pimg);
+}
+
 static void test_opts_and_errors(void)
 {
 	struct {
@@ -282,6 +370,7 @@ int main(void)
 	test_ordering_and_fork();
 	test_truncation();
 	test_bad_input();
+	test_auxtrace();
 	test_opts_and_errors();
 	TEST_MAIN_END();
 }

@@ -5,7 +5,7 @@
  * Each C function is called from exactly one Python line per thread, so
  * the test knows which `name (workload.py:LINE)` frame must sit above each
  * of them after `perfspy merge`. The constants differ so that gcc's
- * identical-code folding keeps three functions.
+ * identical-code folding keeps five functions.
  */
 #include <stdint.h>
 
@@ -24,3 +24,5 @@
 MIX(alpha, 0x100000001b3ull, 13)
 MIX(beta, 0x9e3779b97f4a7c15ull, 17)
 MIX(delta, 0xff51afd7ed558ccdull, 23)
+MIX(lin_k, 0xc4ceb9fe1a85ec53ull, 29)
+MIX(attn_k, 0x2545f4914f6cdd1dull, 31)

@@ -21,8 +21,12 @@ known line (the `# @NAME` markers; run-merge.sh finds them with grep):
   w-run   run -> call_alpha -> alpha   and   run -> call_beta -> beta
   w-d0    disp_worker(0) -> dispatch, line @D0 -> delta
   w-d1    disp_worker(1) -> dispatch, line @D1 -> delta
+  w-fwd   fwd_worker -> Linear.forward -> lin_k   (line @LIN)
+          fwd_worker -> Attention.forward -> attn_k  (line @ATTN)
 w-d0 and w-d1 have one Python skeleton and differ only in the line, so
 only a thread-aware merge can put each thread's delta under its own line.
+Linear.forward and Attention.forward share co_name and file: only a join
+on the definition keeps lin_k under @LIN and attn_k under @ATTN.
 OS thread names are set (prctl) so that perf records them.
 """
 import sys
@@ -132,7 +136,7 @@ sampler.start()
 import ctypes  # noqa: E402  (after the sampler starts: imports are sampled too)
 
 lib = ctypes.CDLL(sys.argv[1])
-for fn in ("alpha", "beta", "delta"):
+for fn in ("alpha", "beta", "delta", "lin_k", "attn_k"):
     getattr(lib, fn).argtypes = [ctypes.c_uint64, ctypes.c_uint64]
     getattr(lib, fn).restype = ctypes.c_uint64
 ITERS = 1500000  # one C call: a few ms
@@ -169,11 +173,32 @@ def disp_worker(which, deadline):
     return h
 
 
+class Linear:
+    def forward(self, h):
+        return lib.lin_k(h, ITERS)  # @LIN
+
+
+class Attention:
+    def forward(self, h):
+        return lib.attn_k(h, ITERS)  # @ATTN
+
+
+def fwd_worker(deadline):
+    set_os_name("w-fwd")
+    h = 0
+    lin, attn = Linear(), Attention()
+    while time.monotonic() < deadline:
+        h ^= lin.forward(h)
+        h ^= attn.forward(h)
+    return h
+
+
 def main():
     deadline = time.monotonic() + float(sys.argv[2])
     threads = [threading.Thread(name="w-run", target=run, args=(deadline,)),
                threading.Thread(name="w-d0", target=disp_worker, args=(0, deadline)),
-               threading.Thread(name="w-d1", target=disp_worker, args=(1, deadline))]
+               threading.Thread(name="w-d1", target=disp_worker, args=(1, deadline)),
+               threading.Thread(name="w-fwd", target=fwd_worker, args=(deadline,))]
     for t in threads:
         t.start()
     for t in threads:
