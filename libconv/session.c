@@ -49,6 +49,12 @@ struct perfspy_session {
 	struct perfspy_folder *folder;
 	const struct perfspy_convert_opts *copts;
 	int sel_event;
+	/* Events folded together with sel_event (the same event on each
+	 * core PMU of a hybrid CPU), one flag per evsel; sel_valid: the
+	 * last conversion had a folder, so sel_* say what it folded. */
+	bool *sel_also;
+	size_t nr_sel_also;
+	bool sel_valid;
 	struct stk_ctx stk;
 	bool stk_live;
 	struct chain_ent *chains;
@@ -56,6 +62,7 @@ struct perfspy_session {
 	struct unw_ctx *unw;
 	char *perf_map_dir;
 	struct timespec last_progress;
+	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -231,6 +238,7 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 		stk_free(&s->stk);
 	unw_ctx_free(s->unw);
 	free(s->chains);
+	free(s->sel_also);
 	free(s->perf_map_dir);
 	free(s->path);
 	free(s);
@@ -391,6 +399,87 @@ static int select_event(struct perfspy_session *s)
 	return -1;
 }
 
+/*
+ * What follows the PMU of a hybrid CPU's core event name: perf names the
+ * same event on each core PMU `cpu_atom/cycles:Pu/`, `cpu_core/cycles:Pu/`
+ * (the core PMUs of hybrid Intel CPUs are cpu_*, tools/perf/util/pmus.c),
+ * so `cycles:Pu/` here. NULL for other names.
+ */
+static const char *hybrid_rest(const char *name)
+{
+	const char *slash;
+
+	if (strncmp(name, "cpu_", 4))
+		return NULL;
+	slash = strchr(name + 4, '/');
+	if (!slash || slash == name + 4 || !slash[1])
+		return NULL;
+	return slash + 1;
+}
+
+/* Samples per event, for the default choice: a pass over the records
+ * that decodes nothing but each sample's event. Its messages are dropped
+ * (the real pass repeats them); so is an error, which the real pass
+ * meets again. */
+static int count_samples(struct perfspy_session *s)
+{
+	int level = s->log.level, r;
+	struct rd_evsel *ev;
+	struct rd_rec rec;
+	u64 n = 0;
+
+	s->log.level = -1;
+	while ((r = rd_next(&s->rd, &rec)) > 0) {
+		if ((++n & 0xfff) == 0)
+			rd_release_before(&s->rd, rec.offset);
+		if (hdr_type(rec.hdr) == PERF_RECORD_SAMPLE &&
+		    (ev = rd_evsel_of(&s->rd, rec.hdr)))
+			ev->nr_samples++;
+	}
+	s->log.level = level;
+	return r == -ENOMEM ? r : rd_rewind(&s->rd);
+}
+
+/*
+ * No --event: the event with the most samples (the first of equals), so
+ * a file whose first event is a placeholder (`dummy`, or the idle core
+ * PMU of a hybrid CPU) still converts. On a hybrid CPU the same event on
+ * the other core PMUs is folded with it: each PMU sees only the threads
+ * that ran on its cores, and together they are the profile (perf report
+ * shows them as one event the same way with --group/hybrid merging).
+ * A stream is read once, so there it stays the first event.
+ */
+static int pick_default_event(struct perfspy_session *s)
+{
+	struct rd_evsel *evs = s->rd.evsels;
+	size_t i, best = 0, nr = s->rd.nr_evsels;
+	const char *rest, *r2;
+	int err;
+
+	s->sel_event = 0;
+	if (nr < 2 || s->rd.fd >= 0 || s->rd.pipe_mode)
+		return 0;
+	for (i = 0; i < nr; i++)
+		evs[i].nr_samples = 0;
+	if ((err = count_samples(s)))
+		return err;
+	for (i = 1; i < nr; i++)
+		if (evs[i].nr_samples > evs[best].nr_samples)
+			best = i;
+	s->sel_event = (int)best;
+	rest = hybrid_rest(evs[best].name);
+	if (!rest)
+		return 0;
+	s->sel_also = calloc(nr, sizeof(*s->sel_also));
+	if (!s->sel_also)
+		return -ENOMEM;
+	s->nr_sel_also = nr;
+	for (i = 0; i < nr; i++)
+		s->sel_also[i] = i != best && evs[i].attr.type == evs[best].attr.type &&
+			(r2 = hybrid_rest(evs[i].name)) && !strcmp(r2, rest);
+	return 0;
+}
+
 static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 			const struct mach_thread *t, int evidx)
 {
@@ -400,7 +489,8 @@ static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 
 	if (s->sel_event < 0)
 		s->sel_event = select_event(s);
-	if (evidx != s->sel_event)
+	if (evidx != s->sel_event &&
+	    !(evidx >= 0 && (size_t)evidx < s->nr_sel_also && s->sel_also[evidx]))
 		return false;
 	if (pid && (s32)smp->pid != pid)
 		return false;
@@ -623,6 +713,9 @@ static int load_build_ids(struct perfspy_session *s)
 	size_t i;
 	int err;
 
+	err = sym_kernel_set_release(s->sym, s->rd.os_release);
+	if (err)
+		return err;
 	for (i = 0; i < s->rd.nr_build_ids; i++) {
 		const struct rd_build_id *b = &s->rd.build_ids[i];
 
@@ -677,7 +770,19 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 			s->rd.evsels[i].nr_samples = 0;
 	s->copts = opts;
 	s->folder = folder;
-	s->sel_event = select_event(s);
+	free(s->sel_also);
+	s->sel_also = NULL;
+	s->nr_sel_also = 0;
+	s->sel_valid = false;
+	if (folder && !OPTS_GET(opts, event, NULL)) {
+		err = pick_default_event(s);
+		if (err)
+			return err;
+		for (i = 0; i < s->rd.nr_evsels; i++)
+			s->rd.evsels[i].nr_samples = 0;
+	} else {
+		s->sel_event = select_event(s);
+	}
 	if (s->sel_event < 0 && !s->rd.pipe_mode) {
 		log_msg(&s->log, LOG_ERROR, "%s: no event named '%s'", s->path,
 			OPTS_GET(opts, event, ""));
@@ -691,6 +796,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		return err;
 	err = run_pass(s);
 	s->passed = true;
+	s->sel_valid = folder && !err;
 	if (!err)
 		err = mach_sorted_threads(&s->mach, &s->threads, &s->nr_threads);
 	if (!err && s->sel_event < 0) {
@@ -789,6 +895,8 @@ PERFSPY_API int perfspy_session__event(const struct perfspy_session *s,
 	v.sample_period = e->attr.sample_period;
 	v.freq = e->attr.freq;
 	v.nr_samples = e->nr_samples;
+	v.folded = s->sel_valid && ((int)idx == s->sel_event ||
+				    (idx < s->nr_sel_also && s->sel_also[idx]));
 	memcpy(ev, &v, v.sz);
 	return 0;
 }
@@ -823,5 +931,29 @@ PERFSPY_API int perfspy_session__stats(const struct perfspy_session *s,
 	sz = stats->sz < sizeof(s->stats) ? stats->sz : sizeof(s->stats);
 	memcpy(stats, &s->stats, sz);
 	stats->sz = sz;
+	return 0;
+}
+
+PERFSPY_API int perfspy_session__kernel(struct perfspy_session *s,
+					struct perfspy_kernel *k)
+{
+	struct perfspy_kernel v = { 0 };
+	struct sym_kernel_desc d;
+
+	if (!s || !k || k->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	/* The verdict needs the pass's kernel map (_text). */
+	if (!s->mach_live)
+		return -ENOENT;
+	mach_kernel_syms(&s->mach);
+	sym_kernel_describe(s->sym, &d);
+	memcpy(s->kern_bid, d.build_id, sizeof(s->kern_bid));
+	v.sz = k->sz < sizeof(v) ? k->sz : sizeof(v);
+	v.build_id = s->kern_bid[0] ? s->kern_bid : NULL;
+	v.os_release = d.release;
+	v.kallsyms = d.ok ? d.kallsyms : NULL;
+	v.tried = d.kallsyms;
+	v.why = d.why;
+	memcpy(k, &v, v.sz);
 	return 0;
 }
