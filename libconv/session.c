@@ -317,7 +317,10 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 	u64 h1, h2;
 	int err;
 
-	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size)) {
+	/* The cache keys on the callchain: not for samples whose stack
+	 * also comes from a branch stack (LBR call stacks, stacks.c). */
+	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
+	    !smp->branch_nr) {
 		chain_key(s, smp, t, &h1, &h2);
 		ce = chain_slot(s, h1, h2);
 		if (!ce)

@@ -186,6 +186,73 @@ static void test_hybrid(void)
 	rb_free(&img);
 }
 
+/* --------------------------------------------------------------- LBR */
+
+/* Frames of unmapped addresses are `0x<addr> (?)`, so the expected
+ * stacks below spell out which addresses perfspy put where. */
+static void test_lbr(void)
+{
+	static const char *const names[] = { "cycles:u" };
+	const uint64_t br3[][2] = {
+		{ 0x402010, 0x401200 }, { 0x403020, 0x402000 }, { 0x404030, 0x403000 },
+	};
+	const uint64_t br2[][2] = { { 0x402010, 0x401200 }, { 0x403020, 0x402000 } };
+	const uint64_t br_other[][2] = { { 0x40a010, 0x401200 } };
+	/* User only: leaf ip, then the LBR's call sites. */
+	const uint64_t ca[] = { CTX_USER, 0x401234, 0 };
+	/* Kernel part from the callchain above the user part. */
+	const uint64_t cb[] = { CTX_KERNEL, 0xffffffff81001010ULL,
+				0xffffffff81002020ULL, CTX_USER, 0x401234 };
+	/* LBR too shallow: frame pointers join after the return address
+	 * of the last call site (0x403020 + 5) and reach the root. */
+	const uint64_t cc[] = { CTX_USER, 0x401234, 0x402015, 0x403025,
+				0x404035, 0x405045, 0x406055, 0 };
+	/* Frame pointers that never meet the LBR are not used. */
+	const uint64_t cd[] = { CTX_USER, 0x401234, 0x777777 };
+	/* An empty LBR: the callchain as usual. */
+	const uint64_t ce[] = { CTX_USER, 0x501234, 0x502015 };
+	struct perf_event_attr a;
+	struct rb d = { 0 }, img = { 0 };
+	struct result r;
+
+	attr_ev(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+	a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	a.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK;
+	rb_sample_ev(&d, 1, PERF_RECORD_MISC_USER, 100, 100, 1, 0x401234, ca, 3, br3, 3);
+	rb_sample_ev(&d, 1, PERF_RECORD_MISC_KERNEL, 100, 100, 2, 0xffffffff81001010ULL,
+		     cb, 5, br3, 3);
+	rb_sample_ev(&d, 1, PERF_RECORD_MISC_USER, 100, 100, 3, 0x401234, cc, 8, br2, 2);
+	rb_sample_ev(&d, 1, PERF_RECORD_MISC_USER, 100, 100, 4, 0x401234, cd, 3, br2, 1);
+	rb_sample_ev(&d, 1, PERF_RECORD_MISC_USER, 100, 100, 5, 0x501234, ce, 3, br3, 0);
+	/* The callchain of the first sample again, another call stack: not
+	 * the first sample's stack from a cache keyed on the callchain. */
+	rb_sample_ev(&d, 1, PERF_RECORD_MISC_USER, 100, 100, 6, 0x401234, ca, 3,
+		     br_other, 1);
+	rb_file_events(&img, &a, names, 1, &d, NULL, NULL);
+	run(&img, "", NULL, &r);
+	T_EQ_INT(r.err, 0);
+	T_EQ_STR(r.text,
+		 "0x402010 (?);0x401234 (?) 1\n"
+		 "0x404030 (?);0x403020 (?);0x402010 (?);0x401234 (?) 1\n"
+		 "0x404030 (?);0x403020 (?);0x402010 (?);0x401234 (?);"
+		 "0xffffffff81002020 ([kernel.kallsyms]);0xffffffff81001010 ([kernel.kallsyms]) 1\n"
+		 "0x406055 (?);0x405045 (?);0x404035 (?);0x403020 (?);0x402010 (?);0x401234 (?) 1\n"
+		 "0x40a010 (?);0x401234 (?) 1\n"
+		 "0x502015 (?);0x501234 (?) 1\n");
+	free(r.text);
+	rb_free(&img);
+
+	/* A branch stack of another kind (perf record -b): the callchain. */
+	a.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY;
+	rb_file_events(&img, &a, names, 1, &d, NULL, NULL);
+	run(&img, "", NULL, &r);
+	T(r.text && strstr(r.text, "0x0 (?);0x401234 (?) 2\n") &&
+	  !strstr(r.text, "0x404030"));
+	free(r.text);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 /* ------------------------------------------------------------ kernel */
 
 /* One kernel sample at @kaddr (with its user part), after the kernel
@@ -357,6 +424,7 @@ int main(void)
 		return 1;
 	test_most_samples();
 	test_hybrid();
+	test_lbr();
 	test_kallsyms_given();
 	test_foreign_kernel();
 	snprintf(path, sizeof(path), "%s/kallsyms", tmpdir);
