@@ -63,6 +63,7 @@ struct perfspy_session {
 	char *perf_map_dir;
 	struct timespec last_progress;
 	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
+	bool kern_release_set;     /* pipe mode: OS release given to sym */
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -516,6 +517,15 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return 0;
 	}
 	ev->nr_samples++;
+	/* A stream's header features (OSRELEASE) arrive as records before
+	 * the samples: the kernel check must see them (kallsyms.c). */
+	if (s->rd.pipe_mode && !s->kern_release_set) {
+		int err = sym_kernel_set_release(s->sym, s->rd.os_release);
+
+		if (err)
+			return err;
+		s->kern_release_set = true;
+	}
 	if (rec_parse_sample(ev, h, &smp)) {
 		s->stats.bad_records++;
 		return 0;
@@ -558,7 +568,12 @@ static int on_build_id(struct perfspy_session *s, const struct perf_event_header
 		s->stats.bad_records++;
 		return 0;
 	}
-	return mach_add_build_id(&s->mach, b.filename, b.id, b.size);
+	err = mach_add_build_id(&s->mach, b.filename, b.id, b.size);
+	/* Counts only if it comes before the first kernel frame is named
+	 * (perf inject -b puts build ids at a stream's start). */
+	if (!err && !strcmp(b.filename, "[kernel.kallsyms]"))
+		err = sym_kernel_set_build_id(s->sym, b.id, b.size);
+	return err;
 }
 
 static int deliver(struct perfspy_session *s, const struct perf_event_header *h)

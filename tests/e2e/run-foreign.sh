@@ -111,4 +111,22 @@ if convert "$SCRATCH/own-rel" -i "$SCRATCH/own-rel.data"; then
 		fail "no build id, this OS release: output differs from the own recording"
 	fi
 fi
+
+# A stream (perf inject -o -): its features come as records; the OS release
+# still decides (streams carry no build-id table).
+if "$PERF" inject -i "$data" -o - >"$SCRATCH/own.pipe" 2>/dev/null &&
+	"$PY" "$rw" "$SCRATCH/own.pipe" "$SCRATCH/rel.pipe" --os-release 4.18.0-foreign; then
+	if convert "$SCRATCH/pipe-own" -i - <"$SCRATCH/own.pipe" &&
+		convert "$SCRATCH/pipe-rel" -i - <"$SCRATCH/rel.pipe"; then
+		read -r named hex < <(kernel_frames "$SCRATCH/pipe-own")
+		read -r named2 hex2 < <(kernel_frames "$SCRATCH/pipe-rel")
+		if [ "$named" -gt 0 ] && [ "$named2" -eq 0 ] && [ "$hex2" -gt 0 ]; then
+			pass "stream: own release $named named kernel frames; foreign release all $hex2 addresses"
+		else
+			fail "stream: own release $named named; foreign release $named2 named (want 0), $hex2 addresses"
+		fi
+	fi
+else
+	fail "perf inject -o - or rewrite_kernel.py on the stream failed"
+fi
 finish

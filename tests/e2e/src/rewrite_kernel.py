@@ -12,6 +12,10 @@ usage: rewrite_kernel.py IN OUT [--build-id HEX | --drop-build-id]
 --os-release S      HEADER_OSRELEASE becomes S (it must fit the recorded
                     string's padded length)
 
+A stream (pipe layout: a 16-byte header, then records) gets --os-release
+only: its HEADER_FEATURE record (type 80: header, u64 feature id, then the
+feature's data as in a file) for OSRELEASE is rewritten.
+
 Layouts: shared reference/perf-data-format.md §1.1 (header: attrs, data,
 event_types sections, then the 256-bit feature bitmap at byte 72) and §1.4
 (feature index after the data section, one {offset, size} per set bit in
@@ -42,6 +46,18 @@ def features(buf):
     return out
 
 
+def pipe_osrelease(buf):
+    off = 16
+    while off + 8 <= len(buf):
+        typ, size = struct.unpack_from('<IxxH', buf, off)
+        if size < 8:
+            break
+        if typ == 80 and struct.unpack_from('<Q', buf, off + 8)[0] == FEAT_OSRELEASE:
+            return off + 16
+        off += size
+    sys.exit('no OSRELEASE feature record in the stream')
+
+
 def kernel_entry(buf, off, size):
     end = off + size
     while off + 36 <= end:
@@ -61,7 +77,10 @@ def main():
         sys.exit(__doc__)
     src, dst, opts = args[0], args[1], args[2:]
     buf = bytearray(open(src, 'rb').read())
-    feats = features(buf)
+    pipe = struct.unpack_from('<Q', buf, 8)[0] == 16
+    feats = {} if pipe else features(buf)
+    if pipe:
+        feats[FEAT_OSRELEASE] = (pipe_osrelease(buf), 0)
     i = 0
     while i < len(opts):
         opt = opts[i]
