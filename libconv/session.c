@@ -55,6 +55,7 @@ struct perfspy_session {
 	bool *sel_also;
 	size_t nr_sel_also;
 	bool sel_valid;
+	bool sel_twins; /* stream, no --event: sel_event's twins too */
 	struct stk_ctx stk;
 	bool stk_live;
 	struct chain_ent *chains;
@@ -461,7 +462,11 @@ static int pick_default_event(struct perfspy_session *s)
 	int err;
 
 	s->sel_event = 0;
-	if (nr < 2 || s->rd.fd >= 0 || s->rd.pipe_mode)
+	/* A stream is read once: no count; its events (and their names)
+	 * may arrive after the first samples, so twins are found per
+	 * sample (is_twin). */
+	s->sel_twins = s->rd.fd >= 0 || s->rd.pipe_mode;
+	if (nr < 2 || s->sel_twins)
 		return 0;
 	for (i = 0; i < nr; i++)
 		evs[i].nr_samples = 0;
@@ -484,6 +489,23 @@ static int pick_default_event(struct perfspy_session *s)
 	return 0;
 }
 
+/* Whether event @idx is the same event as sel_event on another hybrid
+ * core PMU (names as pick_default_event compares them). */
+static bool is_twin(const struct perfspy_session *s, int idx)
+{
+	const struct rd_evsel *a, *b;
+	const char *ra, *rb;
+
+	if (s->sel_event < 0 || idx < 0 || (size_t)s->sel_event >= s->rd.nr_evsels ||
+	    (size_t)idx >= s->rd.nr_evsels)
+		return false;
+	a = &s->rd.evsels[s->sel_event];
+	b = &s->rd.evsels[idx];
+	ra = hybrid_rest(a->name);
+	rb = hybrid_rest(b->name);
+	return ra && rb && a->attr.type == b->attr.type && !strcmp(ra, rb);
+}
+
 static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 			const struct mach_thread *t, int evidx)
 {
@@ -494,7 +516,8 @@ static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 	if (s->sel_event < 0)
 		s->sel_event = select_event(s);
 	if (evidx != s->sel_event &&
-	    !(evidx >= 0 && (size_t)evidx < s->nr_sel_also && s->sel_also[evidx]))
+	    !(evidx >= 0 && (size_t)evidx < s->nr_sel_also && s->sel_also[evidx]) &&
+	    !(s->sel_twins && is_twin(s, evidx)))
 		return false;
 	if (pid && (s32)smp->pid != pid)
 		return false;
@@ -792,6 +815,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 	s->sel_also = NULL;
 	s->nr_sel_also = 0;
 	s->sel_valid = false;
+	s->sel_twins = false;
 	if (folder && !OPTS_GET(opts, event, NULL)) {
 		err = pick_default_event(s);
 		if (err)
@@ -914,7 +938,8 @@ PERFSPY_API int perfspy_session__event(const struct perfspy_session *s,
 	v.freq = e->attr.freq;
 	v.nr_samples = e->nr_samples;
 	v.folded = s->sel_valid && ((int)idx == s->sel_event ||
-				    (idx < s->nr_sel_also && s->sel_also[idx]));
+				    (idx < s->nr_sel_also && s->sel_also[idx]) ||
+				    (s->sel_twins && is_twin(s, (int)idx)));
 	memcpy(ev, &v, v.sz);
 	return 0;
 }

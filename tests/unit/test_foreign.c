@@ -186,6 +186,48 @@ static void test_hybrid(void)
 	rb_free(&img);
 }
 
+/* A stream: no counting pass (it is read once), so the first event,
+ * with its twins on the other core PMUs. Names come as EVENT_UPDATE
+ * records, as perf record -o - writes them. */
+static void test_hybrid_stream(void)
+{
+	static const char *const names[] = { "cpu_atom/cycles:Pu/", "cpu_core/cycles:Pu/" };
+	struct perf_event_attr a[2];
+	struct rb d = { 0 }, img = { 0 };
+	struct result r;
+	unsigned i;
+
+	attr_ev(&a[0], PERF_TYPE_HARDWARE, (10ULL << 32) | PERF_COUNT_HW_CPU_CYCLES);
+	attr_ev(&a[1], PERF_TYPE_HARDWARE, (4ULL << 32) | PERF_COUNT_HW_CPU_CYCLES);
+	rb_u64(&img, 0x32454c4946524550ULL);
+	rb_u64(&img, 16);
+	for (i = 0; i < 2; i++) {
+		char name[32] = { 0 };
+		struct perf_event_header h = { 64 /* HEADER_ATTR */, 0,
+					       (uint16_t)(8 + sizeof(a[i]) + 8) };
+
+		rb_put(&img, &h, sizeof(h));
+		rb_put(&img, &a[i], sizeof(a[i]));
+		rb_u64(&img, i + 1);
+		h = (struct perf_event_header){ 78 /* EVENT_UPDATE */, 0, 8 + 16 + 32 };
+		rb_put(&img, &h, sizeof(h));
+		rb_u64(&img, 2); /* PERF_EVENT_UPDATE__NAME */
+		rb_u64(&img, i + 1);
+		strncpy(name, names[i], sizeof(name) - 1);
+		rb_put(&img, name, sizeof(name));
+	}
+	user_samples(&d, 2, 5, 0x400200);
+	user_samples(&d, 1, 2, 0x400100);
+	rb_put(&img, d.p, d.len);
+	run(&img, "", NULL, &r);
+	T_EQ_INT(r.err, 0);
+	T_EQ_INT(total(r.text), 7);
+	T(r.folded[0] && r.folded[1]);
+	free(r.text);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 /* --------------------------------------------------------------- LBR */
 
 /* Frames of unmapped addresses are `0x<addr> (?)`, so the expected
@@ -424,6 +466,7 @@ int main(void)
 		return 1;
 	test_most_samples();
 	test_hybrid();
+	test_hybrid_stream();
 	test_lbr();
 	test_kallsyms_given();
 	test_foreign_kernel();
