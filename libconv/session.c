@@ -468,6 +468,21 @@ static int pick_default_event(struct perfspy_session *s)
 	s->sel_twins = s->rd.fd >= 0 || s->rd.pipe_mode;
 	if (nr < 2 || s->sel_twins)
 		return 0;
+	/* perf's `dummy` event (side-band records only) never samples:
+	 * with one other event, that one, without a counting pass. */
+	for (i = 0, best = nr; i < nr; i++) {
+		if (evs[i].attr.type == PERF_TYPE_SOFTWARE &&
+		    evs[i].attr.config == PERF_COUNT_SW_DUMMY)
+			continue;
+		if (best < nr)
+			break;
+		best = i;
+	}
+	if (i == nr && best < nr) {
+		s->sel_event = (int)best;
+		return 0;
+	}
+	best = 0;
 	for (i = 0; i < nr; i++)
 		evs[i].nr_samples = 0;
 	if ((err = count_samples(s)))

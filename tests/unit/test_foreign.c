@@ -135,6 +135,18 @@ static void test_most_samples(void)
 	T_EQ_INT(total(r.text), 1);
 	T(r.folded[0] && !r.folded[1]);
 	free(r.text);
+	rb_free(&img);
+
+	/* perf's dummy event first (record --delay, -a): the other one. */
+	attr_ev(&a[0], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+	rb_free(&d);
+	user_samples(&d, 2, 3, 0x400200);
+	rb_file_events(&img, a, (const char *const[]){ "dummy:u", "task-clock:u" }, 2,
+		       &d, NULL, NULL);
+	run(&img, "", NULL, &r);
+	T_EQ_INT(total(r.text), 3);
+	T(!r.folded[0] && r.folded[1]);
+	free(r.text);
 	rb_free(&d);
 	rb_free(&img);
 }
