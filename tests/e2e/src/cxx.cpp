@@ -5,8 +5,6 @@
  *   main -> demo::Engine::run -> demo::detail::accumulate<double> : spin
  *   main -> demo::Engine::run -> demo::detail::accumulate<long>   : spin
  *   main -> (anonymous namespace)::shuffle_sort -> std::sort ...  : sort
- *   main -> demo::Engine::mix -> demo::detail::apply_n<lambda> (inlined)
- *                                                                 : spin
  * Usage: cxx [seconds]
  */
 #include <algorithm>
@@ -28,29 +26,12 @@ NOINLINE T accumulate(const T *v, size_t n, int rounds)
 	return acc;
 }
 
-/* Always inlined, and instantiated with a lambda: GCC gives such an
- * instance no DW_AT_linkage_name, so its frame is named from DW_AT_name
- * and the enclosing namespaces (demo::detail::apply_n<...>). The lambda
- * runs once per call, so samples land in the loop, not in its
- * operator() (a frame named `operator()`). */
-template <typename F>
-ALWAYS_INLINE uint64_t apply_n(const long *v, size_t n, int rounds, F f)
-{
-	uint64_t acc = 0;
-
-	for (int r = 0; r < rounds; r++)
-		for (size_t i = 0; i < n; i++)
-			acc += (uint64_t)v[i] * (uint64_t)(r + 3) ^ i;
-	return f(acc);
-}
-
 } // namespace detail
 
 class Engine {
 public:
 	explicit Engine(size_t n) : d_(n, 1.5), l_(n, 3) {}
 	NOINLINE double run(int rounds);
-	NOINLINE uint64_t mix(int rounds);
 
 private:
 	std::vector<double> d_;
@@ -63,13 +44,6 @@ NOINLINE double Engine::run(int rounds)
 	long y = detail::accumulate<long>(l_.data(), l_.size(), rounds);
 
 	return x + (double)y;
-}
-
-NOINLINE uint64_t Engine::mix(int rounds)
-{
-	SPIN_FRAME;
-	return detail::apply_n(l_.data(), l_.size(), rounds,
-			       [this](uint64_t acc) { return acc + l_.size(); });
 }
 
 } // namespace demo
@@ -97,7 +71,6 @@ int main(int argc, char **argv)
 
 	while (now_s() < end) {
 		sink += (uint64_t)engine.run(40);
-		sink += engine.mix(40);
 		sink += shuffle_sort(v, seed++);
 	}
 	return 0;
