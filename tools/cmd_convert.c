@@ -98,7 +98,7 @@ static void note_events(struct perfspy_session *s, const char *path,
 {
 	PERFSPY_OPTS(perfspy_info, info);
 	PERFSPY_OPTS(perfspy_event, ev);
-	uint32_t i, nfold = 0;
+	uint32_t i, nfold = 0, twins;
 
 	if (chosen || perfspy_session__info(s, &info) || info.nr_events < 2)
 		return;
@@ -107,12 +107,15 @@ static void note_events(struct perfspy_session *s, const char *path,
 			nfold++;
 	if (!nfold)
 		return;
+	twins = nfold;
 	fprintf(stderr, "%s: note: %s has %u events; folding", cli_prog, path,
 		info.nr_events);
 	for (i = 0; i < info.nr_events; i++)
 		if (!perfspy_session__event(s, i, &ev) && ev.folded)
 			fprintf(stderr, " '%s' (%llu samples)%s", ev.name,
 				(unsigned long long)ev.nr_samples, --nfold ? " +" : "");
+	if (twins > 1)
+		fprintf(stderr, " (the same event on each core PMU of a hybrid CPU)");
 	fprintf(stderr, " (choose with --event:");
 	for (i = 0; i < info.nr_events; i++)
 		if (!perfspy_session__event(s, i, &ev))
