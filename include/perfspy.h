@@ -326,6 +326,7 @@ struct perfspy_kernel {
 	const char *kallsyms;	/* symbols used for kernel frames, or NULL */
 	const char *tried;	/* the kallsyms file considered, or NULL */
 	const char *why;	/* when kallsyms is NULL: why not, or NULL */
+	uint64_t nr_kernel_samples; /* samples in or through the kernel */
 	size_t : 0;
 };
 

@@ -65,6 +65,7 @@ struct perfspy_session {
 	struct timespec last_progress;
 	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
 	bool kern_release_set;     /* pipe mode: OS release given to sym */
+	u64 nr_kernel_samples;     /* samples in or through the kernel */
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -212,6 +213,7 @@ static void reset_pass(struct perfspy_session *s)
 	memset(&s->stats, 0, sizeof(s->stats));
 	s->nr_samples = s->nr_records = s->nr_lost = 0;
 	s->nr_lost_records = s->nr_throttle = 0;
+	s->nr_kernel_samples = 0;
 	s->time_first = s->time_last = 0;
 	free(s->threads);
 	s->threads = NULL;
@@ -574,6 +576,9 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		if (smp.time > s->time_last)
 			s->time_last = smp.time;
 	}
+	if (smp.cpumode == PERF_RECORD_MISC_KERNEL ||
+	    (smp.callchain_nr && rec_callchain_ip(&smp, 0) == PERF_CONTEXT_KERNEL))
+		s->nr_kernel_samples++;
 	t = mach_thread(&s->mach, (s32)smp.pid, (s32)smp.tid);
 	if (!t)
 		return -ENOMEM;
@@ -1012,6 +1017,7 @@ PERFSPY_API int perfspy_session__kernel(struct perfspy_session *s,
 	v.kallsyms = d.ok ? d.kallsyms : NULL;
 	v.tried = d.kallsyms;
 	v.why = d.why;
+	v.nr_kernel_samples = s->nr_kernel_samples;
 	memcpy(k, &v, v.sz);
 	return 0;
 }

@@ -86,7 +86,7 @@ static int lacks(const struct perfspy_info *i, const char **out, int max)
 static void kernel_advice(const struct perfspy_kernel *k, char *advice, size_t size)
 {
 	advice[0] = '\0';
-	if (k->kallsyms || !k->why)
+	if (k->kallsyms || !k->why || !k->nr_kernel_samples)
 		return;
 	if (k->build_id)
 		snprintf(advice, size,
@@ -156,6 +156,7 @@ static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 	json_str(stdout, kern.build_id);
 	printf(", \"kernel_symbols\": ");
 	json_str(stdout, kern.kallsyms);
+	printf(", \"kernel_samples\": %llu", (unsigned long long)kern.nr_kernel_samples);
 	printf(", \"events\": [");
 	for (k = 0; k < i->nr_events; k++) {
 		if (perfspy_session__event(s, k, &ev))

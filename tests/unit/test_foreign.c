@@ -32,6 +32,7 @@ struct result {
 	bool folded[8];
 	uint64_t samples[8];
 	char kallsyms[256]; /* perfspy_session__kernel().kallsyms or "" */
+	uint64_t nr_kernel; /* perfspy_session__kernel().nr_kernel_samples */
 };
 
 static void run(const struct rb *img, const char *kallsyms, const char *event,
@@ -61,6 +62,7 @@ static void run(const struct rb *img, const char *kallsyms, const char *event,
 	}
 	if (!perfspy_session__kernel(s, &k) && k.kallsyms)
 		snprintf(r->kallsyms, sizeof(r->kallsyms), "%s", k.kallsyms);
+	r->nr_kernel = k.nr_kernel_samples;
 	mf = open_memstream(&r->text, &len);
 	if (!r->err)
 		perfspy_folder__write(f, mf, NULL);
@@ -127,6 +129,7 @@ static void test_most_samples(void)
 	T(r.text && strstr(r.text, "0x400200") && !strstr(r.text, "0x400100"));
 	T(!r.folded[0] && r.folded[1]);
 	T_EQ_INT(r.samples[1], 3);
+	T_EQ_INT(r.nr_kernel, 0);
 	free(r.text);
 
 	/* --event still picks one. */
@@ -360,6 +363,7 @@ static void test_kallsyms_given(void)
 	T_EQ_INT(r.err, 0);
 	T(r.text && strstr(r.text, "foreign_fn ([kernel.kallsyms])"));
 	T_EQ_STR(r.kallsyms, path);
+	T_EQ_INT(r.nr_kernel, 1);
 	free(r.text);
 	rb_free(&img);
 
