@@ -431,9 +431,10 @@ static const char *hybrid_rest(const char *name)
 static int count_samples(struct perfspy_session *s)
 {
 	int level = s->log.level, r;
+	bool truncated = s->rd.truncated;
+	u64 truncated_at = s->rd.truncated_at, n = 0;
 	struct rd_evsel *ev;
 	struct rd_rec rec;
-	u64 n = 0;
 
 	s->log.level = -1;
 	while ((r = rd_next(&s->rd, &rec)) > 0) {
@@ -444,6 +445,9 @@ static int count_samples(struct perfspy_session *s)
 			ev->nr_samples++;
 	}
 	s->log.level = level;
+	/* The reader warns of a cut record once: in the real pass. */
+	s->rd.truncated = truncated;
+	s->rd.truncated_at = truncated_at;
 	return r == -ENOMEM ? r : rd_rewind(&s->rd);
 }
 

@@ -201,6 +201,54 @@ static void test_hybrid(void)
 	rb_free(&img);
 }
 
+static int cut_warnings;
+
+static void count_cut(void *ctx, int level, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	if (strstr(msg, "data ends inside a record"))
+		cut_warnings++;
+}
+
+/* The counting pass before the conversion keeps quiet: a file cut inside
+ * a record is still reported, once, by the conversion itself. */
+static void test_count_pass_quiet(void)
+{
+	static const char *const names[] = { "cpu-clock:u", "task-clock:u" };
+	struct perf_event_attr a[2];
+	struct rb d = { 0 }, img = { 0 };
+	struct perfspy_session *s = NULL;
+	struct perfspy_folder *f = NULL;
+	uint64_t data_off;
+
+	attr_ev(&a[0], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+	attr_ev(&a[1], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	user_samples(&d, 1, 1, 0x400100);
+	user_samples(&d, 2, 3, 0x400200);
+	rb_file_events(&img, a, names, 2, &d, NULL, NULL);
+	/* data.size 0 (perf killed: read to the end), the file cut in the
+	 * last sample. */
+	memcpy(&data_off, img.p + 40, 8);
+	memset(img.p + 48, 0, 8);
+	img.len = data_off + d.len - 8;
+	{
+		PERFSPY_OPTS(perfspy_open_opts, oo, .kallsyms = "", .log_fn = count_cut,
+			     .log_level = PERFSPY_LOG_WARN);
+
+		T_EQ_INT(perfspy_session__open_mem(img.p, img.len, &oo, &s), 0);
+	}
+	if (perfspy_folder__new(&f))
+		abort();
+	cut_warnings = 0;
+	T_EQ_INT(perfspy_session__convert(s, NULL, f), 0);
+	T_EQ_INT(cut_warnings, 1);
+	perfspy_folder__free(f);
+	perfspy_session__close(s);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 /* A stream: no counting pass (it is read once), so the first event,
  * with its twins on the other core PMUs. Names come as EVENT_UPDATE
  * records, as perf record -o - writes them. */
@@ -483,6 +531,7 @@ int main(void)
 	test_most_samples();
 	test_hybrid();
 	test_hybrid_stream();
+	test_count_pass_quiet();
 	test_lbr();
 	test_kallsyms_given();
 	test_foreign_kernel();
