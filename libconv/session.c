@@ -432,7 +432,7 @@ static int count_samples(struct perfspy_session *s)
 {
 	int level = s->log.level, r;
 	bool truncated = s->rd.truncated;
-	u64 truncated_at = s->rd.truncated_at, n = 0;
+	u64 truncated_at = s->rd.truncated_at, advised = s->rd.advised, n = 0;
 	struct rd_evsel *ev;
 	struct rd_rec rec;
 
@@ -448,6 +448,9 @@ static int count_samples(struct perfspy_session *s)
 	/* The reader warns of a cut record once: in the real pass. */
 	s->rd.truncated = truncated;
 	s->rd.truncated_at = truncated_at;
+	/* Pages this pass let go of are read again by the real one, which
+	 * must let go of them again to keep its memory bounded. */
+	s->rd.advised = advised;
 	return r == -ENOMEM ? r : rd_rewind(&s->rd);
 }
 
