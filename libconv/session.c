@@ -433,13 +433,17 @@ static int count_samples(struct perfspy_session *s)
 	int level = s->log.level, r;
 	bool truncated = s->rd.truncated;
 	u64 truncated_at = s->rd.truncated_at, advised = s->rd.advised, n = 0;
+	u64 last = 0;
 	struct rd_evsel *ev;
 	struct rd_rec rec;
 
 	s->log.level = -1;
 	while ((r = rd_next(&s->rd, &rec)) > 0) {
-		if ((++n & 0xfff) == 0)
+		/* As run_pass: every 4096 records or 4 MB, pages behind us go. */
+		if ((++n & 0xfff) == 0 || rec.offset - last > (4u << 20)) {
+			last = rec.offset;
 			rd_release_before(&s->rd, rec.offset);
+		}
 		if (hdr_type(rec.hdr) == PERF_RECORD_SAMPLE &&
 		    (ev = rd_evsel_of(&s->rd, rec.hdr)))
 			ev->nr_samples++;
