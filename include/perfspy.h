@@ -205,7 +205,10 @@ typedef int (*perfspy_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 struct perfspy_convert_opts {
 	size_t sz; /* sizeof(struct perfspy_convert_opts) */
 	/* Event name to fold ("cpu-clock", "sched:sched_switch"); NULL
-	 * means the first event in the file. */
+	 * means the event with the most samples (a stream: the first),
+	 * together with the same event on the other core PMUs of a hybrid
+	 * CPU (`cpu_atom/cycles/` + `cpu_core/cycles/`); see
+	 * perfspy_event.folded. */
 	const char *event;
 	/* Keep only samples of this process / thread; 0 keeps all. */
 	int pid;
@@ -336,12 +339,39 @@ struct perfspy_event {
 	uint64_t sample_period; /* or frequency when freq */
 	bool freq;
 	uint64_t nr_samples; /* after a pass */
+	/* The last perfspy_session__convert() with a folder folded this
+	 * event's samples (several: one event on each hybrid core PMU). */
+	bool folded;
 	size_t : 0;
 };
 
 /* Fill @ev for event @idx (0 .. nr_events-1). -ENOENT past the end. */
 PERFSPY_API int perfspy_session__event(const struct perfspy_session *s,
 				       uint32_t idx, struct perfspy_event *ev);
+
+/*
+ * The kernel a file was recorded on, and where its symbols come from.
+ * Kernel frames are named only from a kallsyms that matches the
+ * recording: the open opts' kallsyms file, perf's build-id cache entry
+ * for the recorded kernel build id, or /proc/kallsyms when this machine
+ * runs that kernel (same build id, else same OS release) in the same
+ * boot (same _text). Otherwise they stay addresses.
+ */
+struct perfspy_kernel {
+	size_t sz;
+	const char *build_id;	/* recorded kernel build id (hex) or NULL */
+	const char *os_release; /* recorded `uname -r` or NULL */
+	const char *kallsyms;	/* symbols used for kernel frames, or NULL */
+	const char *tried;	/* the kallsyms file considered, or NULL */
+	const char *why;	/* when kallsyms is NULL: why not, or NULL */
+	uint64_t nr_kernel_samples; /* samples in or through the kernel */
+	size_t : 0;
+};
+
+/* Fill @k after perfspy_session__convert() (-ENOENT before). Strings
+ * belong to the session. */
+PERFSPY_API int perfspy_session__kernel(struct perfspy_session *s,
+					struct perfspy_kernel *k);
 
 /* One thread seen in the records (COMM/FORK/samples). */
 struct perfspy_thread {

@@ -72,12 +72,22 @@ struct perfspy_session {
 	struct perfspy_folder *folder;
 	const struct perfspy_convert_opts *copts;
 	int sel_event;
+	/* Events folded together with sel_event (the same event on each
+	 * core PMU of a hybrid CPU), one flag per evsel; sel_valid: the
+	 * last conversion had a folder, so sel_* say what it folded. */
+	bool *sel_also;
+	size_t nr_sel_also;
+	bool sel_valid;
+	bool sel_twins; /* stream, no --event: sel_event's twins too */
 	struct stk_ctx stk;
 	bool stk_live;
 	struct htab chains; /* struct chain_ent */
 	struct unw_ctx *unw;
 	char *perf_map_dir;
 	struct timespec last_progress;
+	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
+	bool kern_release_set;     /* pipe mode: OS release given to sym */
+	u64 nr_kernel_samples;     /* samples in or through the kernel */
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -225,6 +235,7 @@ static void reset_pass(struct perfspy_session *s)
 	memset(&s->stats, 0, sizeof(s->stats));
 	s->nr_samples = s->nr_records = s->nr_lost = 0;
 	s->nr_lost_records = s->nr_throttle = 0;
+	s->nr_kernel_samples = 0;
 	s->time_first = s->time_last = 0;
 	free(s->threads);
 	s->threads = NULL;
@@ -254,6 +265,7 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 		stk_free(&s->stk);
 	unw_ctx_free(s->unw);
 	htab_free(&s->chains);
+	free(s->sel_also);
 	free(s->perf_map_dir);
 	free(s->path);
 	free(s);
@@ -332,7 +344,10 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 	u64 h1, h2;
 	int err;
 
-	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size)) {
+	/* The cache keys on the callchain: not for samples whose stack
+	 * also comes from a branch stack (LBR call stacks, stacks.c). */
+	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
+	    !smp->branch_nr) {
 		chain_key(s, smp, t, &h1, &h2);
 		ce = chain_slot(s, h1, h2);
 		if (!ce)
@@ -424,6 +439,134 @@ static int select_event(struct perfspy_session *s)
 	return -1;
 }
 
+/*
+ * What follows the PMU of a hybrid CPU's core event name: perf names the
+ * same event on each core PMU `cpu_atom/cycles:Pu/`, `cpu_core/cycles:Pu/`
+ * (the core PMUs of hybrid Intel CPUs are cpu_*, tools/perf/util/pmus.c),
+ * so `cycles:Pu/` here. NULL for other names.
+ */
+static const char *hybrid_rest(const char *name)
+{
+	const char *slash;
+
+	if (strncmp(name, "cpu_", 4))
+		return NULL;
+	slash = strchr(name + 4, '/');
+	if (!slash || slash == name + 4 || !slash[1])
+		return NULL;
+	return slash + 1;
+}
+
+/* Samples per event, for the default choice: a pass over the records
+ * that decodes nothing but each sample's event. Its messages are dropped
+ * (the real pass repeats them); so is an error, which the real pass
+ * meets again. */
+static int count_samples(struct perfspy_session *s)
+{
+	int level = s->log.level, r;
+	bool truncated = s->rd.truncated;
+	u64 truncated_at = s->rd.truncated_at, advised = s->rd.advised, n = 0;
+	u64 last = 0;
+	struct rd_evsel *ev;
+	struct rd_rec rec;
+
+	s->log.level = -1;
+	while ((r = rd_next(&s->rd, &rec)) > 0) {
+		/* As run_pass: every 4096 records or 4 MB, pages behind us go. */
+		if ((++n & 0xfff) == 0 || rec.offset - last > (4u << 20)) {
+			last = rec.offset;
+			rd_release_before(&s->rd, rec.offset);
+		}
+		if (hdr_type(rec.hdr) == PERF_RECORD_SAMPLE &&
+		    (ev = rd_evsel_of(&s->rd, rec.hdr)))
+			ev->nr_samples++;
+	}
+	s->log.level = level;
+	/* The reader warns of a cut record once: in the real pass. */
+	s->rd.truncated = truncated;
+	s->rd.truncated_at = truncated_at;
+	/* Pages this pass let go of are read again by the real one, which
+	 * must let go of them again to keep its memory bounded. */
+	s->rd.advised = advised;
+	return r == -ENOMEM ? r : rd_rewind(&s->rd);
+}
+
+/*
+ * No --event: the event with the most samples (the first of equals), so
+ * a file whose first event is a placeholder (`dummy`, or the idle core
+ * PMU of a hybrid CPU) still converts. On a hybrid CPU the same event on
+ * the other core PMUs is folded with it: each PMU sees only the threads
+ * that ran on its cores, and together they are the profile (perf report
+ * shows them as one event the same way with --group/hybrid merging).
+ * A stream is read once, so there it stays the first event.
+ */
+static int pick_default_event(struct perfspy_session *s)
+{
+	struct rd_evsel *evs = s->rd.evsels;
+	size_t i, best = 0, nr = s->rd.nr_evsels;
+	const char *rest, *r2;
+	int err;
+
+	s->sel_event = 0;
+	/* A stream is read once: no count; its events (and their names)
+	 * may arrive after the first samples, so twins are found per
+	 * sample (is_twin). */
+	s->sel_twins = s->rd.fd >= 0 || s->rd.pipe_mode;
+	if (nr < 2 || s->sel_twins)
+		return 0;
+	/* perf's `dummy` event (side-band records only) never samples:
+	 * with one other event, that one, without a counting pass. */
+	for (i = 0, best = nr; i < nr; i++) {
+		if (evs[i].attr.type == PERF_TYPE_SOFTWARE &&
+		    evs[i].attr.config == PERF_COUNT_SW_DUMMY)
+			continue;
+		if (best < nr)
+			break;
+		best = i;
+	}
+	if (i == nr && best < nr) {
+		s->sel_event = (int)best;
+		return 0;
+	}
+	best = 0;
+	for (i = 0; i < nr; i++)
+		evs[i].nr_samples = 0;
+	if ((err = count_samples(s)))
+		return err;
+	for (i = 1; i < nr; i++)
+		if (evs[i].nr_samples > evs[best].nr_samples)
+			best = i;
+	s->sel_event = (int)best;
+	rest = hybrid_rest(evs[best].name);
+	if (!rest)
+		return 0;
+	s->sel_also = calloc(nr, sizeof(*s->sel_also));
+	if (!s->sel_also)
+		return -ENOMEM;
+	s->nr_sel_also = nr;
+	for (i = 0; i < nr; i++)
+		s->sel_also[i] = i != best && evs[i].attr.type == evs[best].attr.type &&
+			(r2 = hybrid_rest(evs[i].name)) && !strcmp(r2, rest);
+	return 0;
+}
+
+/* Whether event @idx is the same event as sel_event on another hybrid
+ * core PMU (names as pick_default_event compares them). */
+static bool is_twin(const struct perfspy_session *s, int idx)
+{
+	const struct rd_evsel *a, *b;
+	const char *ra, *rb;
+
+	if (s->sel_event < 0 || idx < 0 || (size_t)s->sel_event >= s->rd.nr_evsels ||
+	    (size_t)idx >= s->rd.nr_evsels)
+		return false;
+	a = &s->rd.evsels[s->sel_event];
+	b = &s->rd.evsels[idx];
+	ra = hybrid_rest(a->name);
+	rb = hybrid_rest(b->name);
+	return ra && rb && a->attr.type == b->attr.type && !strcmp(ra, rb);
+}
+
 static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 			const struct mach_thread *t, int evidx)
 {
@@ -433,7 +576,9 @@ static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 
 	if (s->sel_event < 0)
 		s->sel_event = select_event(s);
-	if (evidx != s->sel_event)
+	if (evidx != s->sel_event &&
+	    !(evidx >= 0 && (size_t)evidx < s->nr_sel_also && s->sel_also[evidx]) &&
+	    !(s->sel_twins && is_twin(s, evidx)))
 		return false;
 	if (pid && (s32)smp->pid != pid)
 		return false;
@@ -529,6 +674,15 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return 0;
 	}
 	ev->nr_samples++;
+	/* A stream's header features (OSRELEASE) arrive as records before
+	 * the samples: the kernel check must see them (kallsyms.c). */
+	if (s->rd.pipe_mode && !s->kern_release_set) {
+		int err = sym_kernel_set_release(s->sym, s->rd.os_release);
+
+		if (err)
+			return err;
+		s->kern_release_set = true;
+	}
 	if (rec_parse_sample(ev, h, &smp)) {
 		s->stats.bad_records++;
 		return 0;
@@ -539,6 +693,9 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		if (smp.time > s->time_last)
 			s->time_last = smp.time;
 	}
+	if (smp.cpumode == PERF_RECORD_MISC_KERNEL ||
+	    (smp.callchain_nr && rec_callchain_ip(&smp, 0) == PERF_CONTEXT_KERNEL))
+		s->nr_kernel_samples++;
 	t = mach_thread(&s->mach, (s32)smp.pid, (s32)smp.tid);
 	if (!t)
 		return -ENOMEM;
@@ -573,7 +730,12 @@ static int on_build_id(struct perfspy_session *s, const struct perf_event_header
 		s->stats.bad_records++;
 		return 0;
 	}
-	return mach_add_build_id(&s->mach, b.filename, b.id, b.size);
+	err = mach_add_build_id(&s->mach, b.filename, b.id, b.size);
+	/* Counts only if it comes before the first kernel frame is named
+	 * (perf inject -b puts build ids at a stream's start). */
+	if (!err && !strcmp(b.filename, "[kernel.kallsyms]"))
+		err = sym_kernel_set_build_id(s->sym, b.id, b.size);
+	return err;
 }
 
 static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
@@ -728,6 +890,9 @@ static int load_build_ids(struct perfspy_session *s)
 	size_t i;
 	int err;
 
+	err = sym_kernel_set_release(s->sym, s->rd.os_release);
+	if (err)
+		return err;
 	for (i = 0; i < s->rd.nr_build_ids; i++) {
 		const struct rd_build_id *b = &s->rd.build_ids[i];
 
@@ -783,7 +948,20 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 			s->rd.evsels[i].nr_samples = 0;
 	s->copts = opts;
 	s->folder = folder;
-	s->sel_event = select_event(s);
+	free(s->sel_also);
+	s->sel_also = NULL;
+	s->nr_sel_also = 0;
+	s->sel_valid = false;
+	s->sel_twins = false;
+	if (folder && !OPTS_GET(opts, event, NULL)) {
+		err = pick_default_event(s);
+		if (err)
+			return err;
+		for (i = 0; i < s->rd.nr_evsels; i++)
+			s->rd.evsels[i].nr_samples = 0;
+	} else {
+		s->sel_event = select_event(s);
+	}
 	if (s->sel_event < 0 && !s->rd.pipe_mode) {
 		log_msg(&s->log, LOG_ERROR, "%s: no event named '%s'", s->path,
 			OPTS_GET(opts, event, ""));
@@ -797,6 +975,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		return err;
 	err = run_pass(s);
 	s->passed = true;
+	s->sel_valid = folder && !err;
 	if (!err)
 		err = mach_sorted_threads(&s->mach, &s->threads, &s->nr_threads);
 	if (!err)
@@ -901,6 +1080,9 @@ PERFSPY_API int perfspy_session__event(const struct perfspy_session *s,
 	v.sample_period = e->attr.sample_period;
 	v.freq = e->attr.freq;
 	v.nr_samples = e->nr_samples;
+	v.folded = s->sel_valid && ((int)idx == s->sel_event ||
+				    (idx < s->nr_sel_also && s->sel_also[idx]) ||
+				    (s->sel_twins && is_twin(s, (int)idx)));
 	memcpy(ev, &v, v.sz);
 	return 0;
 }
@@ -935,5 +1117,30 @@ PERFSPY_API int perfspy_session__stats(const struct perfspy_session *s,
 	sz = stats->sz < sizeof(s->stats) ? stats->sz : sizeof(s->stats);
 	memcpy(stats, &s->stats, sz);
 	stats->sz = sz;
+	return 0;
+}
+
+PERFSPY_API int perfspy_session__kernel(struct perfspy_session *s,
+					struct perfspy_kernel *k)
+{
+	struct perfspy_kernel v = { 0 };
+	struct sym_kernel_desc d;
+
+	if (!s || !k || k->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	/* The verdict needs the pass's kernel map (_text). */
+	if (!s->mach_live)
+		return -ENOENT;
+	mach_kernel_syms(&s->mach);
+	sym_kernel_describe(s->sym, &d);
+	memcpy(s->kern_bid, d.build_id, sizeof(s->kern_bid));
+	v.sz = k->sz < sizeof(v) ? k->sz : sizeof(v);
+	v.build_id = s->kern_bid[0] ? s->kern_bid : NULL;
+	v.os_release = d.release;
+	v.kallsyms = d.ok ? d.kallsyms : NULL;
+	v.tried = d.kallsyms;
+	v.why = d.why;
+	v.nr_kernel_samples = s->nr_kernel_samples;
+	memcpy(k, &v, v.sz);
 	return 0;
 }

@@ -74,6 +74,7 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 		.symfs = c->symfs,
 		.buildid_dir = c->buildid_dir,
 		.perf_map_dir = c->perf_map_dir,
+		.kallsyms = c->kallsyms,
 	);
 	struct perfspy_session *s;
 	char msg[256];

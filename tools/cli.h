@@ -17,6 +17,7 @@ struct cli_common {
 	const char *symfs;
 	const char *buildid_dir;
 	const char *perf_map_dir;
+	const char *kallsyms; /* --kallsyms FILE */
 	bool quiet;
 	int verbose;
 };

@@ -30,7 +30,9 @@ static void convert_usage(FILE *f)
 		"                        per thread; implies --threads) [default: raw]\n"
 		"      --title TEXT      title of the SVG / name of the speedscope file\n"
 		"      --event NAME      event to fold, as `perfspy info` names it\n"
-		"                        [default: the first event]\n"
+		"                        [default: the one with the most samples, with\n"
+		"                        the same event on every core PMU of a hybrid\n"
+		"                        CPU (cpu_atom/cycles/ + cpu_core/cycles/)]\n"
 		"      --pid PID         only samples of this process\n"
 		"      --tid TID         only samples of this thread\n"
 		"      --comm NAME       only samples of threads with this name\n"
@@ -48,6 +50,9 @@ static void convert_usage(FILE *f)
 		"      --full-filenames  Python file names as recorded, not shortened\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
 		"      --buildid-dir DIR build-id cache [default: ~/.debug]\n"
+		"      --kallsyms FILE   kernel symbols of the recorded kernel and boot\n"
+		"                        (its /proc/kallsyms, copied) [default: the build-id\n"
+		"                        cache, or /proc/kallsyms if this is that kernel]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -55,7 +60,8 @@ static void convert_usage(FILE *f)
 
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
        O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
-       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE };
+       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE,
+       O_KALLSYMS };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -69,6 +75,7 @@ static const struct option convert_opts[] = {
 	{ "weight", required_argument, NULL, O_WEIGHT },
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+	{ "kallsyms", required_argument, NULL, O_KALLSYMS },
 	{ "perf-map-dir", required_argument, NULL, O_PERF_MAP_DIR },
 	{ "keep-interpreter", no_argument, NULL, O_KEEP_INTERP },
 	{ "python-only", no_argument, NULL, O_PY_ONLY },
@@ -84,20 +91,32 @@ static const struct option convert_opts[] = {
 };
 
 /* Say which event is folded when there are several (stackcollapse-perf
- * also takes the first by default, silently; we say so). */
+ * takes the first, silently; the library takes the one with the most
+ * samples, with its twins on the other core PMUs of a hybrid CPU). */
 static void note_events(struct perfspy_session *s, const char *path,
 			const char *chosen)
 {
 	PERFSPY_OPTS(perfspy_info, info);
 	PERFSPY_OPTS(perfspy_event, ev);
-	uint32_t i;
+	uint32_t i, nfold = 0, twins;
 
 	if (chosen || perfspy_session__info(s, &info) || info.nr_events < 2)
 		return;
-	if (perfspy_session__event(s, 0, &ev))
+	for (i = 0; i < info.nr_events; i++)
+		if (!perfspy_session__event(s, i, &ev) && ev.folded)
+			nfold++;
+	if (!nfold)
 		return;
-	fprintf(stderr, "%s: note: %s has %u events; folding '%s' (choose with --event:",
-		cli_prog, path, info.nr_events, ev.name);
+	twins = nfold;
+	fprintf(stderr, "%s: note: %s has %u events; folding", cli_prog, path,
+		info.nr_events);
+	for (i = 0; i < info.nr_events; i++)
+		if (!perfspy_session__event(s, i, &ev) && ev.folded)
+			fprintf(stderr, " '%s' (%llu samples)%s", ev.name,
+				(unsigned long long)ev.nr_samples, --nfold ? " +" : "");
+	if (twins > 1)
+		fprintf(stderr, " (the same event on each core PMU of a hybrid CPU)");
+	fprintf(stderr, " (choose with --event:");
 	for (i = 0; i < info.nr_events; i++)
 		if (!perfspy_session__event(s, i, &ev))
 			fprintf(stderr, " %s", ev.name);
@@ -143,6 +162,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case O_SYMFS: common.symfs = optarg; break;
 		case O_BUILDID_DIR: common.buildid_dir = optarg; break;
+		case O_KALLSYMS: common.kallsyms = optarg; break;
 		case O_PERF_MAP_DIR: common.perf_map_dir = optarg; break;
 		case O_KEEP_INTERP: co.keep_interpreter = true; break;
 		case O_PY_ONLY: co.python_only = true; break;

@@ -24,6 +24,8 @@ static void info_usage(FILE *f)
 		"                        \"events\": [{\"name\", \"samples\"}, ...])\n"
 		"      --threads         list every thread with its samples (text)\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
+		"      --kallsyms FILE   kernel symbols of the recorded kernel and boot\n"
+		"      --buildid-dir DIR build-id cache [default: ~/.debug]\n"
 		"      --perf-map-dir DIR  where perf-PID.map / jit-PID.dump files are\n"
 		"  -v, --verbose         more messages: each process that ran Python\n"
 		"                        without a perf map (twice: debug)\n"
@@ -97,14 +99,45 @@ static int lacks(const struct perfspy_info *i, const char **out, int max)
 	return n;
 }
 
+/*
+ * Where kernel frames get their names, and what to copy when nothing on
+ * this machine matches the recording (kallsyms.c: only a kallsyms of the
+ * recorded kernel and boot is used). @advice gets the `lacks` line, or
+ * "" when the kernel symbols match or the file has no kernel identity.
+ */
+static void kernel_advice(const struct perfspy_kernel *k, char *advice, size_t size)
+{
+	advice[0] = '\0';
+	if (k->kallsyms || !k->why || !k->nr_kernel_samples)
+		return;
+	if (k->build_id)
+		snprintf(advice, size,
+			 "kernel symbols of the recorded kernel (%s): kernel frames stay addresses; "
+			 "copy /proc/kallsyms from the recording machine (same boot), or its "
+			 "~/.debug/[kernel.kallsyms]/%s/kallsyms, and give it with --kallsyms FILE",
+			 k->why, k->build_id);
+	else
+		snprintf(advice, size,
+			 "kernel symbols of the recorded kernel (%s): kernel frames stay addresses; "
+			 "copy /proc/kallsyms from the recording machine (same boot) and give it "
+			 "with --kallsyms FILE", k->why);
+}
+
 static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 {
 	PERFSPY_OPTS(perfspy_event, ev);
 	PERFSPY_OPTS(perfspy_thread, t);
-	const char *l[10];
+	PERFSPY_OPTS(perfspy_kernel, kern);
+	const char *l[11];
+	char advice[512];
 	uint32_t k;
 	int n = lacks(i, l, 10), j;
 
+	if (!perfspy_session__kernel(s, &kern)) {
+		kernel_advice(&kern, advice, sizeof(advice));
+		if (advice[0])
+			l[n++] = advice;
+	}
 	printf("{\"path\": ");
 	json_str(stdout, i->path);
 	printf(", \"pipe_mode\": %s, \"samples\": %llu, \"records\": %llu",
@@ -145,6 +178,11 @@ static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 	       ", \"fp_stacks\": %llu, \"fp_stacks_bad\": %llu",
 	       i->python_no_map_processes, (unsigned long long)i->python_no_map_samples,
 	       (unsigned long long)i->fp_stacks, (unsigned long long)i->fp_stacks_bad);
+	printf(", \"kernel_build_id\": ");
+	json_str(stdout, kern.build_id);
+	printf(", \"kernel_symbols\": ");
+	json_str(stdout, kern.kallsyms);
+	printf(", \"kernel_samples\": %llu", (unsigned long long)kern.nr_kernel_samples);
 	printf(", \"events\": [");
 	for (k = 0; k < i->nr_events; k++) {
 		if (perfspy_session__event(s, k, &ev))
@@ -173,10 +211,18 @@ static void print_text(struct perfspy_session *s, const struct perfspy_info *i,
 {
 	PERFSPY_OPTS(perfspy_event, ev);
 	PERFSPY_OPTS(perfspy_thread, t);
-	const char *l[10];
+	PERFSPY_OPTS(perfspy_kernel, kern);
+	const char *l[11];
+	char advice[512];
 	uint32_t k;
 	int n = lacks(i, l, 10), j;
+	bool have_kern = !perfspy_session__kernel(s, &kern);
 
+	if (have_kern) {
+		kernel_advice(&kern, advice, sizeof(advice));
+		if (advice[0])
+			l[n++] = advice;
+	}
 #define STR(x) ((x) ? (x) : "?")
 	printf("file:        %s (%s mode)\n", i->path, i->pipe_mode ? "pipe" : "file");
 	printf("perf:        %s\n", STR(i->perf_version));
@@ -197,6 +243,16 @@ static void print_text(struct perfspy_session *s, const struct perfspy_info *i,
 	if (i->has_user_stack)
 		printf(" of %u bytes", i->stack_user_size);
 	printf("\nbuild ids:   %s\n", i->has_build_ids ? "yes" : "no");
+	if (have_kern && (kern.build_id || kern.os_release)) {
+		printf("kernel:      %s", STR(kern.os_release));
+		if (kern.build_id)
+			printf(", build id %s", kern.build_id);
+		if (kern.kallsyms)
+			printf("; symbols from %s\n", kern.kallsyms);
+		else
+			printf("; no matching kernel symbols%s%s%s\n", kern.why ? " (" : "",
+			       kern.why ? kern.why : "", kern.why ? ")" : "");
+	}
 	if (i->stacks_unwound)
 		printf("unwinding:   %llu stacks: %llu reached the thread root (%.1f%%), %llu cut by the %u-byte dump, %llu ended early\n",
 		       (unsigned long long)i->stacks_unwound, (unsigned long long)i->stacks_root,
@@ -232,6 +288,8 @@ int cmd_info(int argc, char **argv)
 		{ "threads", no_argument, NULL, 't' },
 		{ "symfs", required_argument, NULL, 's' },
 		{ "perf-map-dir", required_argument, NULL, 'm' },
+		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "buildid-dir", required_argument, NULL, 'b' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -251,6 +309,8 @@ int cmd_info(int argc, char **argv)
 		case 't': threads = true; break;
 		case 's': common.symfs = optarg; break;
 		case 'm': common.perf_map_dir = optarg; break;
+		case 'k': common.kallsyms = optarg; break;
+		case 'b': common.buildid_dir = optarg; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': info_usage(stdout); return 0;

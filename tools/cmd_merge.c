@@ -43,7 +43,7 @@ static void merge_usage(FILE *f)
 		"  perf.data conversion (as in perfspy convert):\n"
 		"      --event NAME, --pid PID, --tid TID, --comm NAME, --no-kernel,\n"
 		"      --weight samples|period, --perf-map-dir DIR, --qualname,\n"
-		"      --full-filenames, --symfs DIR, --buildid-dir DIR\n"
+		"      --full-filenames, --symfs DIR, --buildid-dir DIR, --kallsyms FILE\n"
 		"  -q, --quiet           only errors on stderr (no summary)\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -52,7 +52,7 @@ static void merge_usage(FILE *f)
 enum { O_FORMAT = 256, O_THREADS, O_NO_THREADS, O_IGNORE_THREADS, O_NO_NATIVE,
        O_MIN_SUFFIX, O_PYFILE, O_TOP, O_EVENT, O_PID, O_TID, O_COMM, O_NO_KERNEL,
        O_WEIGHT, O_PERF_MAP_DIR, O_QUALNAME, O_FULL_FILENAMES, O_SYMFS,
-       O_BUILDID_DIR };
+       O_BUILDID_DIR, O_KALLSYMS };
 
 static const struct option merge_opts[] = {
 	{ "pyspy", required_argument, NULL, 'p' },
@@ -77,6 +77,7 @@ static const struct option merge_opts[] = {
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+	{ "kallsyms", required_argument, NULL, O_KALLSYMS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -146,6 +147,7 @@ static int convert_opt(struct merge_args *a, int c)
 	case O_FULL_FILENAMES: a->co.full_filenames = true; return 0;
 	case O_SYMFS: a->common.symfs = optarg; return 0;
 	case O_BUILDID_DIR: a->common.buildid_dir = optarg; return 0;
+	case O_KALLSYMS: a->common.kallsyms = optarg; return 0;
 	}
 	merge_usage(stderr);
 	return -1;

@@ -43,14 +43,16 @@ static void report_usage(FILE *f)
 		"perf.data input only (stacks are read with --threads and interpreter frames\n"
 		"kept, so thread names and GIL/interpreter frames can be seen):\n"
 		"      --event NAME, --pid PID, --tid TID, --comm NAME, --weight samples|period,\n"
-		"      --perf-map-dir DIR, --symfs DIR, --buildid-dir DIR   as for convert\n"
+		"      --perf-map-dir DIR, --symfs DIR, --buildid-dir DIR, --kallsyms FILE\n"
+		"                        as for convert\n"
 		"  -q, --quiet           only errors on stderr\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
 }
 
 enum { O_BY = 256, O_TOP, O_JSON, O_RULES, O_PRINT_RULES, O_EVENT, O_PID, O_TID,
-       O_COMM, O_WEIGHT, O_PERF_MAP_DIR, O_SYMFS, O_BUILDID_DIR };
+       O_COMM, O_WEIGHT, O_PERF_MAP_DIR, O_SYMFS, O_BUILDID_DIR,
+       O_KALLSYMS };
 
 static const struct option report_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -68,6 +70,7 @@ static const struct option report_opts[] = {
 	{ "perf-map-dir", required_argument, NULL, O_PERF_MAP_DIR },
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+	{ "kallsyms", required_argument, NULL, O_KALLSYMS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -165,6 +168,7 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 		case O_PERF_MAP_DIR: a->common.perf_map_dir = optarg; break;
 		case O_SYMFS: a->common.symfs = optarg; break;
 		case O_BUILDID_DIR: a->common.buildid_dir = optarg; break;
+		case O_KALLSYMS: a->common.kallsyms = optarg; break;
 		case 'q': a->common.quiet = true; break;
 		case 'v': a->common.verbose++; break;
 		case 'h': report_usage(stdout); return 1;

@@ -226,13 +226,93 @@ static int inline_chain(const Dwarf_Die *fn, u64 pc, Dwarf_Die *chain,
 	return n;
 }
 
+/*
+ * The scopes enclosing the DIE at offset @target of @cu, outermost first
+ * (at most @max, the innermost kept). libdw has no parent links, but
+ * DIE offsets are in pre-order: a DIE's subtree ends where its next
+ * sibling starts, so each level descends into the last child that
+ * starts at or before @target, skipping whole subtrees (GCC and clang
+ * give DIEs with children a DW_AT_sibling). Returns the count, or -1 if
+ * @target is not a DIE of @cu.
+ */
+static int die_parents(Dwarf_Die *cu, Dwarf_Off target, Dwarf_Die *out, int max)
+{
+	Dwarf_Die cur = *cu, c, next;
+	int n = 0, depth;
+
+	for (depth = 0; depth < 64; depth++) {
+		if (dwarf_child(&cur, &c) != 0 || dwarf_dieoffset(&c) > target)
+			return -1;
+		while (dwarf_dieoffset(&c) != target &&
+		       dwarf_siblingof(&c, &next) == 0 &&
+		       dwarf_dieoffset(&next) <= target)
+			c = next;
+		if (dwarf_dieoffset(&c) == target)
+			return n;
+		if (n == max) {
+			memmove(out, out + 1, (size_t)(max - 1) * sizeof(*out));
+			n--;
+		}
+		out[n++] = c;
+		cur = c;
+	}
+	return -1;
+}
+
+/*
+ * @name qualified by the namespaces, classes, structures and unions
+ * enclosing @die (the DIE that holds DW_AT_name), as the demangler
+ * writes symbol names: `std::generate_n<...>`, `ns::Class::method`,
+ * `(anonymous namespace)::f`. Unnamed classes (lambda closures) add
+ * nothing. *@out is @name itself at CU level, else a ctx-owned string.
+ */
+static int qualify(struct sym_ctx *ctx, Dwarf_Die *die, const char *name,
+		   const char **out)
+{
+	Dwarf_Die cu, scopes[16];
+	char buf[4096];
+	size_t len = 0;
+	const char *s;
+	int n, i, tag, w;
+
+	*out = name;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return 0;
+	n = die_parents(&cu, dwarf_dieoffset(die), scopes, (int)ARRAY_SIZE(scopes));
+	for (i = 0; i < n; i++) {
+		tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+			continue;
+		s = dwarf_diename(&scopes[i]);
+		if (!s && tag != DW_TAG_namespace)
+			continue;
+		w = snprintf(buf + len, sizeof(buf) - len, "%s::",
+			     s ? s : "(anonymous namespace)");
+		if (w < 0 || (size_t)w >= sizeof(buf) - len)
+			return 0; /* too long to qualify: the plain name */
+		len += (size_t)w;
+	}
+	if (!len)
+		return 0;
+	w = snprintf(buf + len, sizeof(buf) - len, "%s", name);
+	if (w < 0 || (size_t)w >= sizeof(buf) - len)
+		return 0;
+	*out = arena_strdup(&ctx->arena, buf);
+	return *out ? 0 : -ENOMEM;
+}
+
 /* Name of a subprogram or inlined instance: the demangled linkage name
- * (qualified, as py-spy shows C++), else DW_AT_name; both looked up
- * through DW_AT_abstract_origin/DW_AT_specification. */
+ * (qualified, as py-spy shows C++), else DW_AT_name qualified by its
+ * enclosing scopes (GCC gives no linkage name to, e.g., templates
+ * instantiated with a lambda); both looked up through
+ * DW_AT_abstract_origin/DW_AT_specification. */
 static int die_name(struct sym_ctx *ctx, Dwarf_Die *die, const char **out)
 {
 	Dwarf_Attribute a;
+	Dwarf_Die cur = *die, next;
 	const char *s;
+	int hops;
 
 	*out = NULL;
 	s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
@@ -241,8 +321,18 @@ static int die_name(struct sym_ctx *ctx, Dwarf_Die *die, const char **out)
 			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
 	if (s)
 		return sym_demangle_name(ctx, s, true, out);
-	*out = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return 0;
+	/* The DIE holding the name: the declaration at the end of the
+	 * abstract_origin/specification chain, nested in its scopes. */
+	for (hops = 0; hops < 8 && !dwarf_hasattr(&cur, DW_AT_name); hops++) {
+		if (!dwarf_formref_die(dwarf_attr(&cur, DW_AT_abstract_origin, &a), &next) &&
+		    !dwarf_formref_die(dwarf_attr(&cur, DW_AT_specification, &a), &next))
+			break;
+		cur = next;
+	}
+	s = dwarf_diename(&cur);
+	if (!s)
+		return 0;
+	return qualify(ctx, &cur, s, out);
 }
 
 /* @file made absolute against the CU's DW_AT_comp_dir (interned). libdw

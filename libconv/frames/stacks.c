@@ -353,6 +353,76 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 	return 0;
 }
 
+/*
+ * LBR call stacks (perf record --call-graph lbr: PERF_SAMPLE_BRANCH_STACK
+ * with PERF_SAMPLE_BRANCH_CALL_STACK in branch_sample_type). The LBR
+ * then holds the user calls not yet returned from, most recent first,
+ * each entry's `from` being the call instruction. The stack is the
+ * callchain's kernel part, the sample's user ip, then those `from`s:
+ * the order perf's resolve_lbr_callchain_sample (tools/perf/util/
+ * machine.c) builds, which takes the first entry's `to` (the entry of
+ * the current function) as leaf where we take the ip itself. Returns 0
+ * when the sample is not one (then the callchain is used as usual).
+ */
+static u64 lbr_user_start(const struct rd_evsel *ev, const struct rec_sample *smp)
+{
+	u64 i;
+
+	if (!(ev->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) ||
+	    !(ev->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) ||
+	    !smp->branch_nr)
+		return 0;
+	/* LBR call stacks record user code only; perf uses them only
+	 * when the callchain has a user part. */
+	for (i = 0; i < smp->callchain_nr; i++)
+		if (rec_callchain_ip(smp, i) == CTX_USER)
+			return i + 1;
+	return 0;
+}
+
+/*
+ * When the calls outnumber the LBR (16 to 32 entries) the root is
+ * missing; the callchain's own user part (frame pointers) may reach it.
+ * It joins where one of its return addresses follows the last `from`
+ * (an x86 call instruction is at most 15 bytes), and its entries past
+ * that point go on the stack. Frame-pointer chains broken by code
+ * without frame pointers simply do not join.
+ */
+static int push_lbr(struct stk_ctx *c, const struct rec_sample *smp, u64 u,
+		    size_t *n)
+{
+	u64 i, j, ip, last;
+	int err;
+
+	err = push_callchain(c, smp, false, n);
+	if (err)
+		return err;
+	ip = u < smp->callchain_nr && rec_callchain_ip(smp, u) < CTX_MAX ?
+		rec_callchain_ip(smp, u) : rec_branch_to(smp, 0);
+	err = push_frames(c, ip, false, false, NULL, n);
+	for (i = 0; !err && i < smp->branch_nr; i++)
+		err = push_frames(c, rec_branch_from(smp, i), false, false, NULL, n);
+	if (err)
+		return err;
+	last = rec_branch_from(smp, smp->branch_nr - 1);
+	for (j = u + 1; j < smp->callchain_nr; j++) {
+		ip = rec_callchain_ip(smp, j);
+		if (ip >= CTX_MAX)
+			return 0;
+		if (ip > last && ip - last <= 15)
+			break;
+	}
+	for (j++; j < smp->callchain_nr; j++) {
+		ip = rec_callchain_ip(smp, j);
+		if (ip >= CTX_MAX || ip < 4096)
+			break;
+		err = push_frames(c, ip, false, true, NULL, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int push_unwound(struct stk_ctx *c, const struct rd_evsel *ev,
 			const struct rec_sample *smp, size_t *n)
 {
@@ -416,11 +486,16 @@ int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
 	      const struct rec_sample *smp, size_t *n)
 {
 	bool dwarf = smp->regs_abi && smp->stack_size;
+	u64 lbr = dwarf ? 0 : lbr_user_start(ev, smp);
 	int err;
 
 	*n = 0;
 	c->pid = (s32)smp->pid;
-	if (c->folder) {
+	if (c->folder && lbr) {
+		err = push_lbr(c, smp, lbr, n);
+		if (err)
+			return err;
+	} else if (c->folder) {
 		/* DWARF recordings carry only the kernel part in the
 		 * callchain (exclude_callchain_user, reference §2.2). */
 		err = push_callchain(c, smp, !dwarf, n);

@@ -114,7 +114,9 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
  * i.e. the runtime address of _text). True only if the kallsyms file is
  * readable, has real addresses, and its _text equals @text_addr (same
  * boot, same KASLR slide). 0 means "unknown": then use kallsyms as is if
- * the addresses are real.
+ * the addresses are real. /proc/kallsyms must also be the recorded
+ * kernel's (sym_kernel_set_build_id, sym_kernel_set_release): names from
+ * another kernel are worse than addresses.
  */
 bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr);
 
@@ -128,6 +130,25 @@ bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr);
  * /proc. Call before the first kernel lookup. 0 or -ENOMEM.
  */
 int sym_kernel_set_build_id(struct sym_ctx *ctx, const u8 *id, size_t size);
+
+/*
+ * The recorded OS release (HEADER_OSRELEASE), compared with `uname -r`
+ * when no build id tells whether /proc/kallsyms is the recorded
+ * kernel's. NULL or "" is "unknown". 0 or -ENOMEM.
+ */
+int sym_kernel_set_release(struct sym_ctx *ctx, const char *release);
+
+/* What sym_kernel_usable() decided last, for `perfspy info`. Strings
+ * belong to the ctx. */
+struct sym_kernel_desc {
+	char build_id[2 * 20 + 1]; /* recorded, hex; "" if none */
+	const char *release;	   /* recorded OS release or NULL */
+	const char *kallsyms;	   /* file tried, NULL if disabled */
+	bool ok;		   /* kernel frames get names from it */
+	const char *why;	   /* when not ok: why not, or NULL */
+};
+
+void sym_kernel_describe(const struct sym_ctx *ctx, struct sym_kernel_desc *d);
 
 /* Resolve a kernel address (function name only; modules included).
  * Returns 1 and fills frames[0], 0 if unknown, or -ENOMEM. */

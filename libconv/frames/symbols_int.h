@@ -83,6 +83,14 @@ struct sym_ctx {
 	struct strset paths;   /* interned comp_dir-joined paths */
 	bool kern_loaded, kern_real, kern_have_text;
 	u64 kern_text;
+	/* The recorded kernel (kallsyms.c): build id, OS release, whether
+	 * the symbols come from the build-id cache entry of that id, and the
+	 * last verdict of sym_kernel_usable() with its reason. */
+	u8 kern_bid[20];
+	size_t kern_bid_size;
+	const char *kern_release;
+	bool kern_from_cache, kern_ok;
+	const char *kern_why;
 	struct kern_sym *ksyms;
 	size_t nksyms;
 	struct sym_stats stats;

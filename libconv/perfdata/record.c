@@ -61,17 +61,20 @@ static const u8 *take_u64s(struct cur *c, u64 n)
 	return cur_take(c, n * 8);
 }
 
-static void parse_branch_stack(struct cur *c, const struct perf_event_attr *a)
+static void parse_branch_stack(struct cur *c, const struct perf_event_attr *a,
+			       struct rec_sample *s)
 {
 	u64 nr = cur_u64(c);
 
 	/* PERF_SAMPLE_BRANCH_HW_INDEX (1 << 17): one hw_idx word first. */
 	if (a->branch_sample_type & (1ULL << 17))
 		cur_skip(c, 8);
-	if (nr > cur_left(c) / 24)
+	if (nr > cur_left(c) / 24) {
 		c->bad = true;
-	else
-		cur_skip(c, nr * 24);
+	} else {
+		s->branch_nr = nr;
+		s->branch = cur_take(c, nr * 24);
+	}
 }
 
 static void parse_user_parts(struct cur *c, const struct perf_event_attr *a,
@@ -144,7 +147,7 @@ int rec_parse_sample(const struct rd_evsel *ev,
 		s->raw = cur_take(&c, s->raw_size);
 	}
 	if (t & PERF_SAMPLE_BRANCH_STACK)
-		parse_branch_stack(&c, a);
+		parse_branch_stack(&c, a, s);
 	parse_user_parts(&c, a, t, s);
 	/* The remaining fields are not used yet; their presence is what the
 	 * size check below relies on being consistent. */

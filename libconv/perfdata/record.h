@@ -29,7 +29,21 @@ struct rec_sample {
 	const u8 *stack;
 	u64 stack_dyn_size;
 	bool has_time;
+	/* PERF_SAMPLE_BRANCH_STACK: branch_nr entries {from, to, flags}
+	 * (struct perf_branch_entry, 3 u64s), unaligned; most recent first. */
+	u64 branch_nr;
+	const u8 *branch;
 };
+
+static inline u64 rec_branch_from(const struct rec_sample *s, u64 i)
+{
+	return get_u64(s->branch + i * 24);
+}
+
+static inline u64 rec_branch_to(const struct rec_sample *s, u64 i)
+{
+	return get_u64(s->branch + i * 24 + 8);
+}
 
 static inline u64 rec_callchain_ip(const struct rec_sample *s, u64 i)
 {

@@ -131,7 +131,9 @@ while IFS=$'\t' read -r name want; do
 
 	# convert: no crash, no hang; exit 1 names the file.  When it succeeds,
 	# each event's fold holds as many samples as info counts for the event
-	# (the default is the first event).
+	# (the default is the event with the most samples, the first of equals,
+	# plus the same event on the other hybrid core PMUs, cpu_*/EVENT; a
+	# stream's is its first event).
 	rc=0
 	timeout -k 2 "$tmo" "$PERFSPY" convert -q -i "$f" -o "$tmp/out" 2>"$tmp/err" || rc=$?
 	v=$(verdict $rc)
@@ -155,9 +157,26 @@ ev = j.get("events", [])
 names = collections.Counter(e["name"] for e in ev)
 if sum(e["samples"] for e in ev) != j["samples"]:
     print("SUM", sum(e["samples"] for e in ev), j["samples"])
+def twin(name):  # cpu_core/cycles/ -> cycles/
+    if name.startswith("cpu_") and "/" in name[4:]:
+        rest = name[name.index("/", 4) + 1:]
+        return rest if name.index("/", 4) > 4 and rest else None
+    return None
+best = 0
+if not j.get("pipe_mode"):
+    for i, e in enumerate(ev):
+        if e["samples"] > ev[best]["samples"]:
+            best = i
+dflt = 0
+for i, e in enumerate(ev):
+    if i == best or (twin(ev[best]["name"]) and twin(e["name"]) == twin(ev[best]["name"])
+                     and e["type"] == ev[best]["type"]):
+        dflt += e["samples"]
+if ev:
+    print("default", dflt, ev[best]["name"])
 for i, e in enumerate(ev):
     if names[e["name"]] == 1:
-        print("default" if i == 0 else "event", e["samples"], e["name"])
+        print("event", e["samples"], e["name"])
 PY
 		while read -r kind n ename; do
 			case $kind in
@@ -179,7 +198,7 @@ PY
 		# --weight period against perf's periods, on single-event files
 		# (hardware events in frequency mode: every period differs), when
 		# perf script sees the same number of samples as the manifest.
-		if [ -n "$PERF" ] && [ "$(grep -c . "$tmp/events")" -eq 1 ] && [ "$want" -gt 0 ]; then
+		if [ -n "$PERF" ] && [ "$(grep -c "^event" "$tmp/events")" -eq 1 ] && [ "$want" -gt 0 ]; then
 			read -r np psum < <(timeout -k 2 30 "$PERF" script -i "$f" -F period 2>/dev/null |
 				awk 'NF { n++; s += $1 } END { printf "%d %.0f\n", n, s }')
 			if [ "${np:-0}" = "$want" ]; then

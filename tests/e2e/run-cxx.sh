@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # e2e: C++ names (src/cxx.cpp): namespaces, a class method, template
 # instances, an anonymous namespace and std::sort, demangled without
-# parameters (expect/cxx.glob).
+# parameters (expect/cxx.glob); an inlined namespaced template without a
+# linkage name, qualified all the same (src/cxxns.cpp, expect/cxxns.glob).
 . "$(dirname "$0")/lib.sh"
 
 need_perf
@@ -24,4 +25,10 @@ if [ "$nout" -eq "$nperf" ]; then
 else
 	fail "sample total $nout, perf report -D counts $nperf"
 fi
+
+# Inlined frames without a linkage name keep their namespaces (src/cxxns.cpp).
+record cxxns fp
+convert "$SCRATCH/ns" -i "$REC" || finish
+check_format "$SCRATCH/ns" "cxxns"
+expect_globs "$SCRATCH/ns" cxxns 'main ('
 finish

@@ -193,3 +193,131 @@ void rb_pipe(struct rb *out, const struct perf_event_attr *attr,
 	rb_u64(out, 42);
 	rb_put(out, data->p, data->len);
 }
+
+void rb_sample_ev(struct rb *b, uint64_t id, uint16_t misc, uint32_t pid,
+		  uint32_t tid, uint64_t time, uint64_t ip, const uint64_t *chain,
+		  unsigned nr, const uint64_t (*br)[2], unsigned nbr)
+{
+	size_t size = 8 + 8 * 6 + 8 * nr + (br ? 8 + 24 * (size_t)nbr : 0);
+	unsigned i;
+
+	/* perf_event.h's order: IDENTIFIER, IP, TID, TIME, PERIOD,
+	 * CALLCHAIN, BRANCH_STACK. */
+	hdr(b, PERF_RECORD_SAMPLE, misc, size);
+	rb_u64(b, id);
+	rb_u64(b, ip);
+	rb_u32(b, pid);
+	rb_u32(b, tid);
+	rb_u64(b, time);
+	rb_u64(b, 1);
+	rb_u64(b, nr);
+	rb_put(b, chain, 8 * nr);
+	if (!br)
+		return;
+	rb_u64(b, nbr);
+	for (i = 0; i < nbr; i++) {
+		rb_u64(b, br[i][0]);
+		rb_u64(b, br[i][1]);
+		rb_u64(b, 0);
+	}
+}
+
+void rb_kernel_mmap(struct rb *b, uint64_t start, uint64_t len, uint64_t text)
+{
+	const char *name = "[kernel.kallsyms]_text";
+	size_t sl = pad8(strlen(name) + 1);
+
+	hdr(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 8 + 8 + 24 + sl);
+	rb_u32(b, (uint32_t)-1);
+	rb_u32(b, 0);
+	rb_u64(b, start);
+	rb_u64(b, len);
+	rb_u64(b, text);
+	padded_str(b, name, sl);
+}
+
+/* A perf string: u32 length, then that many NUL-padded bytes (perf pads
+ * to 64; the reader takes any length). */
+static void feat_str(struct rb *b, const char *s)
+{
+	size_t l = pad8(strlen(s) + 1);
+
+	rb_u32(b, (uint32_t)l);
+	padded_str(b, s, l);
+}
+
+void rb_file_events(struct rb *out, const struct perf_event_attr *attrs,
+		    const char *const *names, unsigned n, const struct rb *data,
+		    const char *os_release, const unsigned char *kernel_bid)
+{
+	const size_t asz = sizeof(struct perf_event_attr);
+	size_t ids_off = 104, attrs_off = ids_off + 8 * n, data_off, idx_off;
+	struct rb feat[4] = { { 0 } };
+	uint64_t bits[4] = { 0 };
+	unsigned i, nf = 0;
+	size_t off;
+
+	data_off = attrs_off + n * (asz + 16);
+	out->len = 0;
+	rb_u64(out, 0x32454c4946524550ULL);
+	rb_u64(out, 104);
+	rb_u64(out, asz + 16);
+	rb_u64(out, attrs_off);
+	rb_u64(out, n * (asz + 16));
+	rb_u64(out, data_off);
+	rb_u64(out, data->len);
+	rb_u64(out, 0);
+	rb_u64(out, 0);
+	/* Features in bit order: BUILD_ID 2, HOSTNAME 3, OSRELEASE 4,
+	 * EVENT_DESC 12. */
+	if (kernel_bid) {
+		unsigned char id[24] = { 0 };
+		const char *kn = "[kernel.kallsyms]";
+		size_t sl = pad8(strlen(kn) + 1);
+
+		bits[0] |= 1ULL << 2;
+		memcpy(id, kernel_bid, 20);
+		hdr(&feat[nf], 67 /* HEADER_BUILD_ID */, PERF_RECORD_MISC_KERNEL,
+		    8 + 4 + 24 + sl);
+		rb_u32(&feat[nf], (uint32_t)-1);
+		rb_put(&feat[nf], id, 24);
+		padded_str(&feat[nf], kn, sl);
+		nf++;
+	}
+	bits[0] |= 1ULL << 3;
+	feat_str(&feat[nf++], "rb");
+	if (os_release) {
+		bits[0] |= 1ULL << 4;
+		feat_str(&feat[nf++], os_release);
+	}
+	bits[0] |= 1ULL << 12;
+	rb_u32(&feat[nf], n);
+	rb_u32(&feat[nf], (uint32_t)asz);
+	for (i = 0; i < n; i++) {
+		rb_put(&feat[nf], &attrs[i], asz);
+		rb_u32(&feat[nf], 1);
+		feat_str(&feat[nf], names[i]);
+		rb_u64(&feat[nf], i + 1);
+	}
+	nf++;
+	rb_put(out, bits, sizeof(bits));
+	for (i = 0; i < n; i++)
+		rb_u64(out, i + 1);
+	for (i = 0; i < n; i++) {
+		rb_put(out, &attrs[i], asz);
+		rb_u64(out, ids_off + 8 * i);
+		rb_u64(out, 8);
+	}
+	rb_put(out, data->p, data->len);
+	idx_off = out->len;
+	off = idx_off + 16 * nf;
+	for (i = 0; i < nf; i++) {
+		rb_u64(out, off);
+		rb_u64(out, feat[i].len);
+		off += feat[i].len;
+	}
+	for (i = 0; i < nf; i++) {
+		rb_put(out, feat[i].p, feat[i].len);
+		rb_free(&feat[i]);
+	}
+}

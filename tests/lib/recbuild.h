@@ -49,4 +49,29 @@ void rb_file(struct rb *out, const struct perf_event_attr *attr,
 void rb_pipe(struct rb *out, const struct perf_event_attr *attr,
 	     const struct rb *data);
 
+/*
+ * Several events in one file: event i has sample id i + 1 and the name
+ * @names[i] (EVENT_DESC feature). Features: HOSTNAME "rb", OSRELEASE
+ * @os_release unless NULL, BUILD_ID with a [kernel.kallsyms] entry of
+ * @kernel_bid (20 bytes) unless NULL. Samples need PERF_SAMPLE_IDENTIFIER
+ * (rb_sample_ev) when there are several events.
+ */
+void rb_file_events(struct rb *out, const struct perf_event_attr *attrs,
+		    const char *const *names, unsigned n, const struct rb *data,
+		    const char *os_release, const unsigned char *kernel_bid);
+
+/*
+ * A sample for attrs with sample_type IDENTIFIER | IP | TID | TIME |
+ * PERIOD | CALLCHAIN, plus BRANCH_STACK when @br is not NULL (@nbr
+ * entries {from, to}, flags 0, no hw_idx). @misc: cpumode.
+ */
+void rb_sample_ev(struct rb *b, uint64_t id, uint16_t misc, uint32_t pid,
+		  uint32_t tid, uint64_t time, uint64_t ip, const uint64_t *chain,
+		  unsigned nr, const uint64_t (*br)[2], unsigned nbr);
+
+/* The kernel map as perf synthesizes it: MMAP `[kernel.kallsyms]_text`
+ * of pid -1 with pgoff = the address of _text (no sample_id trailer:
+ * for attrs without sample_id_all). */
+void rb_kernel_mmap(struct rb *b, uint64_t start, uint64_t len, uint64_t text);
+
 #endif
