@@ -375,6 +375,11 @@ enum perfspy_format {
 	/* speedscope's JSON file format, one sampled profile per
 	 * `thread (TID)...` root frame. */
 	PERFSPY_FORMAT_SPEEDSCOPE = 2,
+	/* pprof (issue 14): a gzipped perftools.profiles.Profile, as
+	 * google/pprof's profile.proto defines it, for `go tool pprof`,
+	 * Pyroscope and Parca. Root frames become sample labels (tid,
+	 * thread, pid, comm); see docs in README "pprof". */
+	PERFSPY_FORMAT_PPROF = 3,
 };
 
 struct perfspy_write_opts {
@@ -383,9 +388,13 @@ struct perfspy_write_opts {
 	/* SVG title and speedscope file name; NULL means "perfspy". Text
 	 * only (escaped on output), never markup. */
 	const char *title;
+	/* pprof (issue 14): the weights are nanoseconds (periods of a clock
+	 * event such as cpu-clock or task-clock): the sample type is
+	 * cpu/nanoseconds instead of samples/count. Other formats ignore it. */
+	bool clock_ns;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field title
+#define perfspy_write_opts__last_field clock_ns
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
@@ -467,6 +476,36 @@ PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f,
 					   size_t len,
 					   const struct perfspy_read_opts *opts,
 					   struct perfspy_read_stats *stats);
+
+/*
+ * pprof input and combining (issue 14; `perfspy combine`).
+ *
+ * Add a pprof profile (gzipped or not) to @f: the file @path, or when
+ * @path is NULL the @len bytes at @buf. Frames are rebuilt as perfspy
+ * writes them (`name (file:line)`, `name (library)`), a Location's inlined
+ * Lines as several frames; labels tid/thread and pid/comm become
+ * `thread (TID): NAME` and `process PID:"comm"` roots, other string
+ * labels `[key=value]` roots. The value read is the default sample
+ * type's, else the last. Only @opts' log and display_name are used;
+ * @stats may be NULL (its format stays 0).
+ * Errors: -errno from reading @path, -ENOMEM, -EINVAL, -PERFSPY_E_OPTS,
+ * -PERFSPY_E_CAPTURE (not gzip/protobuf).
+ */
+PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f,
+					   const char *path, const void *buf,
+					   size_t len,
+					   const struct perfspy_read_opts *opts,
+					   struct perfspy_read_stats *stats);
+
+/*
+ * Add every stack of @src to @dst, under the root frame @root when it is
+ * not NULL (e.g. "[host=node1]", which the pprof writer turns into the
+ * label host=node1). Totals add up exactly. Errors: -EINVAL (NULL, or
+ * @dst == @src), -ENOMEM (@dst may then hold part of @src).
+ */
+PERFSPY_API int perfspy_folder__add_folder(struct perfspy_folder *dst,
+					   const struct perfspy_folder *src,
+					   const char *root);
 
 /* What perfspy_merge() does with perf's `thread (TID): NAME` roots. */
 enum perfspy_merge_roots {

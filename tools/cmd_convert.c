@@ -27,7 +27,9 @@ static void convert_usage(FILE *f)
 		"                        (written to a temporary file, renamed on success)\n"
 		"      --format FMT      raw (py-spy folded stacks), flamegraph (interactive\n"
 		"                        SVG, root on top) or speedscope (JSON, one profile\n"
-		"                        per thread; implies --threads) [default: raw]\n"
+		"                        per thread; implies --threads) or pprof (gzipped\n"
+		"                        profile.proto for go tool pprof, Pyroscope, Parca;\n"
+		"                        thread roots become labels) [default: raw]\n"
 		"      --title TEXT      title of the SVG / name of the speedscope file\n"
 		"      --event NAME      event to fold, as `perfspy info` names it\n"
 		"                        [default: the first event]\n"
@@ -104,6 +106,21 @@ static void note_events(struct perfspy_session *s, const char *path,
 	fprintf(stderr, ")\n");
 }
 
+/* Is the folded event (@name, or the first) cpu-clock or task-clock, whose
+ * periods are nanoseconds? (perf_event.h: PERF_TYPE_SOFTWARE 1,
+ * PERF_COUNT_SW_CPU_CLOCK 0, PERF_COUNT_SW_TASK_CLOCK 1.) pprof then
+ * calls the weights cpu/nanoseconds. */
+static bool clock_event(struct perfspy_session *s, const char *name)
+{
+	PERFSPY_OPTS(perfspy_event, ev);
+	uint32_t i;
+
+	for (i = 0; !perfspy_session__event(s, i, &ev); i++)
+		if (!name || !strcmp(ev.name, name))
+			return ev.type == 1 && ev.config <= 1;
+	return false;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	PERFSPY_OPTS(perfspy_convert_opts, co);
@@ -156,8 +173,10 @@ int cmd_convert(int argc, char **argv)
 				wo.format = PERFSPY_FORMAT_FLAMEGRAPH;
 			} else if (!strcmp(optarg, "speedscope")) {
 				wo.format = PERFSPY_FORMAT_SPEEDSCOPE;
+			} else if (!strcmp(optarg, "pprof")) {
+				wo.format = PERFSPY_FORMAT_PPROF;
 			} else {
-				cli_err("--format: expected raw, flamegraph or speedscope, got '%s'",
+				cli_err("--format: expected raw, flamegraph, speedscope or pprof, got '%s'",
 					optarg);
 				return 2;
 			}
@@ -188,6 +207,7 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	if (s && !common.quiet)
 		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
+	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
 	if (cli_out_open(&o, out))
 		goto out;
 	err = perfspy_folder__write(f, o.f, &wo);

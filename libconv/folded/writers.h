@@ -16,5 +16,6 @@ int write_raw(const struct perfspy_folder *f, FILE *out);
 int write_svg(const struct perfspy_folder *f, FILE *out, const char *title);
 int write_speedscope(const struct perfspy_folder *f, FILE *out,
 		     const char *title);
+int write_pprof(const struct perfspy_folder *f, FILE *out, bool clock_ns);
 
 #endif

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pprof writer: the folder's stacks as a gzipped perftools.profiles
+ * Profile (pprof.proto; google/pprof proto/profile.proto), the format
+ * Pyroscope, Parca and `go tool pprof` read.
+ *
+ * Only frame text is known here (common/write.h's frame_parse), so:
+ * - one Location per distinct frame text, with one Line (the folder does
+ *   not say which frames were inlined into the next one, so each inlined
+ *   frame is a Location of its own, as it is a frame of its own in the
+ *   raw output);
+ * - one Function per distinct (name, file): `f (a.c:10)` and `f (a.c:12)`
+ *   are two Locations of one Function, the line going to Line.line;
+ *   Python frames keep their .py file as Function.filename;
+ * - native frames named after their library (`func (libc.so.6)`), kernel
+ *   frames and unnamed code (`0x1f00 (lib)`) get a Mapping per library
+ *   name, without addresses or build ids (the folder has neither);
+ * - root frames become labels, not Locations: `thread (TID): NAME` gives
+ *   `tid` (a number) and `thread`, `process PID:"cmd"` gives `pid` and
+ *   `comm`, and `[key=value]` (perfspy combine --label-root) gives key.
+ * A frame whose parts do not give back its exact text is written as a
+ * Function named by the whole text, so reading the profile back
+ * (read_pprof.c) gives the same frames.
+ *
+ * Output is deterministic: stacks in fold_sorted() order, ids and
+ * strings numbered by first use in that order, gzip without a file name
+ * or time stamp (zlib writes MTIME 0, RFC 1952 §2.3.1).
+ */
+#include "writers.h"
+#include "pprof.pb-c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+typedef Perftools__Profiles__Profile PProfile;
+typedef Perftools__Profiles__ValueType PValueType;
+typedef Perftools__Profiles__Sample PSample;
+typedef Perftools__Profiles__Label PLabel;
+typedef Perftools__Profiles__Mapping PMapping;
+typedef Perftools__Profiles__Location PLocation;
+typedef Perftools__Profiles__Line PLine;
+typedef Perftools__Profiles__Function PFunction;
+
+/* A string table made of a private folder: string index = id + 1, since
+ * index 0 must be "" (profile.proto, string_table). */
+struct strtab {
+	struct perfspy_folder *f;
+	u32 n;
+};
+
+static s64 str_idx(struct strtab *t, const char *s, size_t len)
+{
+	u32 id;
+
+	if (!len)
+		return 0;
+	id = fold_intern(t->f, s, len);
+	if (id == FOLD_NO_ID)
+		return -1;
+	if (id >= t->n)
+		t->n = id + 1;
+	return (s64)id + 1;
+}
+
+/* Per-sample pieces, turned into pointers once every pool has its final
+ * address. */
+struct sample_ref {
+	size_t loc_off, lab_off;
+	u32 nloc, nlab;
+};
+
+struct pp {
+	const struct perfspy_folder *in;
+	struct strtab str;
+	struct perfspy_folder *fnkeys, *mapkeys; /* id == index */
+	struct idmap loc_of;			 /* frame id -> Location id */
+	PLocation *locs;
+	PLine *lines; /* lines[i] belongs to locs[i] */
+	size_t nlocs, cap_locs, cap_lines;
+	PFunction *fns;
+	size_t nfns, cap_fns;
+	PMapping *maps;
+	size_t nmaps, cap_maps;
+	u64 *loc_ids; /* all samples' location ids, leaf first */
+	size_t nloc_ids, cap_loc_ids;
+	PLabel *labs;
+	size_t nlabs, cap_labs;
+	struct sample_ref *refs;
+	PSample *samples;
+	s64 *values;
+	size_t nsamples;
+	s64 k_tid, k_thread, k_pid, k_comm;
+};
+
+/* Function id for (@name, @file), made on first use. 0 on ENOMEM. */
+static u64 function_id(struct pp *pp, const char *name, size_t nlen,
+		       const char *file, size_t flen)
+{
+	char stackbuf[512], *key = stackbuf;
+	size_t klen = nlen + 1 + flen;
+	PFunction *fn;
+	u32 id;
+
+	/* '\n' cannot occur in folded frame text, so it separates the parts. */
+	if (klen > sizeof(stackbuf) && !(key = malloc(klen)))
+		return 0;
+	memcpy(key, name, nlen);
+	key[nlen] = '\n';
+	memcpy(key + nlen + 1, file, flen);
+	id = fold_intern(pp->fnkeys, key, klen);
+	if (key != stackbuf)
+		free(key);
+	if (id == FOLD_NO_ID)
+		return 0;
+	if (id < pp->nfns)
+		return (u64)id + 1;
+	if (ensure_mem((void **)&pp->fns, &pp->cap_fns, sizeof(*pp->fns), pp->nfns + 1))
+		return 0;
+	fn = &pp->fns[pp->nfns];
+	perftools__profiles__function__init(fn);
+	fn->id = (u64)id + 1;
+	fn->name = str_idx(&pp->str, name, nlen);
+	fn->system_name = fn->name;
+	fn->filename = str_idx(&pp->str, file, flen);
+	if (fn->name < 0 || fn->filename < 0)
+		return 0;
+	pp->nfns++;
+	return fn->id;
+}
+
+/* Mapping id for library @lib, made on first use. 0 on ENOMEM. */
+static u64 mapping_id(struct pp *pp, const char *lib, size_t len)
+{
+	PMapping *m;
+	u32 id = fold_intern(pp->mapkeys, lib, len);
+
+	if (id == FOLD_NO_ID)
+		return 0;
+	if (id < pp->nmaps)
+		return (u64)id + 1;
+	if (ensure_mem((void **)&pp->maps, &pp->cap_maps, sizeof(*pp->maps), pp->nmaps + 1))
+		return 0;
+	m = &pp->maps[pp->nmaps];
+	perftools__profiles__mapping__init(m);
+	m->id = (u64)id + 1;
+	m->filename = str_idx(&pp->str, lib, len);
+	m->has_functions = true;
+	if (m->filename < 0)
+		return 0;
+	pp->nmaps++;
+	return m->id;
+}
+
+/* Do @p's parts spell @s exactly (`func (file[:line])`)? */
+static bool parts_exact(const char *s, size_t len, const struct frame_parts *p)
+{
+	char tail[32];
+	size_t n = 0;
+
+	if (!p->file)
+		return p->func_len == len;
+	if (p->line)
+		n = (size_t)snprintf(tail, sizeof(tail), ":%lu", p->line);
+	return p->func_len + 2 + p->file_len + n + 1 == len &&
+	       !memcmp(s + p->func_len, " (", 2) &&
+	       !memcmp(s + p->func_len + 2 + p->file_len, tail, n) &&
+	       s[len - 1] == ')';
+}
+
+/* A library name rather than a source file: what native frames without a
+ * line show in their parentheses (DESIGN.md "Output contract"). */
+static bool is_library(const struct frame_parts *p)
+{
+	return p->kind == FRAME_KERNEL || (p->kind == FRAME_NATIVE && !p->line);
+}
+
+/* Location id of frame @id, made on first use. 0 on ENOMEM. */
+static u64 location_id(struct pp *pp, u32 id)
+{
+	const char *s = fold_name(pp->in, id);
+	size_t len = fold_name_len(pp->in, id);
+	struct frame_parts p;
+	PLocation *loc;
+	PLine *ln;
+	u64 *v = idmap_get(&pp->loc_of, id), fn, map = 0;
+
+	if (v)
+		return *v;
+	frame_parse(s, len, &p);
+	if (!parts_exact(s, len, &p)) {
+		p.func_len = len;
+		p.file = NULL;
+		p.file_len = 0;
+		p.line = 0;
+	}
+	if (p.file && is_library(&p)) {
+		map = mapping_id(pp, p.file, p.file_len);
+		fn = map ? function_id(pp, p.func, p.func_len, "", 0) : 0;
+	} else {
+		fn = function_id(pp, p.func, p.func_len, p.file ? p.file : "",
+				 p.file_len);
+	}
+	if (!fn)
+		return 0;
+	if (ensure_mem((void **)&pp->locs, &pp->cap_locs, sizeof(*pp->locs), pp->nlocs + 1) ||
+	    ensure_mem((void **)&pp->lines, &pp->cap_lines, sizeof(*pp->lines), pp->nlocs + 1))
+		return 0;
+	v = idmap_put(&pp->loc_of, id);
+	if (!v)
+		return 0;
+	loc = &pp->locs[pp->nlocs];
+	ln = &pp->lines[pp->nlocs];
+	perftools__profiles__location__init(loc);
+	perftools__profiles__line__init(ln);
+	loc->id = ++pp->nlocs;
+	loc->mapping_id = map;
+	ln->function_id = fn;
+	ln->line = (s64)p.line;
+	*v = loc->id;
+	return loc->id;
+}
+
+static PLabel *new_label(struct pp *pp, s64 key)
+{
+	PLabel *l;
+
+	if (ensure_mem((void **)&pp->labs, &pp->cap_labs, sizeof(*pp->labs), pp->nlabs + 1))
+		return NULL;
+	l = &pp->labs[pp->nlabs++];
+	perftools__profiles__label__init(l);
+	l->key = key;
+	return l;
+}
+
+/* Decimal @s[0..n) into *@v; false if it is not one. */
+static bool parse_dec(const char *s, size_t n, s64 *v)
+{
+	u64 x = 0;
+	size_t i;
+
+	if (!n || n > 18)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		x = x * 10 + (u64)(s[i] - '0');
+	}
+	*v = (s64)x;
+	return true;
+}
+
+/* Labels of root frame @s: `thread (TID)[: NAME]` or `process PID:"cmd"`
+ * (frame_parse has checked the shape). 0 or -ENOMEM. */
+static int root_labels(struct pp *pp, const char *s, size_t len, enum frame_kind kind)
+{
+	const char *id = s + 8, *end, *name;
+	size_t idlen, nlen;
+	PLabel *l;
+	s64 num;
+
+	if (kind == FRAME_THREAD) {
+		end = memchr(id, ')', len - 8);
+		idlen = (size_t)(end - id);
+		name = end + 1 < s + len ? end + 3 : NULL;
+		if (!(l = new_label(pp, pp->k_tid)))
+			return -ENOMEM;
+		if (parse_dec(id, idlen, &num))
+			l->num = num;
+		else if ((l->str = str_idx(&pp->str, id, idlen)) < 0)
+			return -ENOMEM;
+		if (name) {
+			nlen = len - (size_t)(name - s);
+			if (!(l = new_label(pp, pp->k_thread)) ||
+			    (l->str = str_idx(&pp->str, name, nlen)) < 0)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	/* `process PID:"cmd"`; py-spy quotes the command line. */
+	end = memchr(id, ':', len - 8);
+	if (!(l = new_label(pp, pp->k_pid)))
+		return -ENOMEM;
+	if (!parse_dec(id, (size_t)(end - id), &l->num))
+		l->num = 0;
+	name = end + 1;
+	nlen = len - (size_t)(name - s);
+	if (nlen >= 2 && name[0] == '"' && name[nlen - 1] == '"') {
+		name++;
+		nlen -= 2;
+	}
+	if (!(l = new_label(pp, pp->k_comm)) || (l->str = str_idx(&pp->str, name, nlen)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A `[key=value]` root (perfspy combine --label-root): key and value, or
+ * false. Keys are identifiers (letters, digits, '_', '.', '-'). */
+static bool label_root(const char *s, size_t len, size_t *klen)
+{
+	size_t i;
+
+	if (len < 4 || s[0] != '[' || s[len - 1] != ']')
+		return false;
+	for (i = 1; i < len - 1 && s[i] != '='; i++)
+		if (!(s[i] == '_' || s[i] == '.' || s[i] == '-' ||
+		      (s[i] >= '0' && s[i] <= '9') || ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z')))
+			return false;
+	if (i == 1 || i >= len - 1)
+		return false;
+	*klen = i - 1;
+	return true;
+}
+
+static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
+{
+	const u32 *ids;
+	u32 nr, root, j;
+	u64 count;
+	int err;
+
+	fold_stack(pp->in, idx, &ids, &nr, &count);
+	ref->lab_off = pp->nlabs;
+	for (root = 0; root < nr; root++) {
+		const char *s = fold_name(pp->in, ids[root]);
+		size_t len = fold_name_len(pp->in, ids[root]);
+		enum frame_kind kind = frame_kind_of(s, len);
+		size_t klen;
+		PLabel *l;
+
+		if (label_root(s, len, &klen)) {
+			if (!(l = new_label(pp, str_idx(&pp->str, s + 1, klen))) || l->key < 0 ||
+			    (l->str = str_idx(&pp->str, s + 2 + klen, len - 3 - klen)) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (!frame_is_root(kind))
+			break;
+		err = root_labels(pp, s, len, kind);
+		if (err)
+			return err;
+	}
+	ref->nlab = (u32)(pp->nlabs - ref->lab_off);
+	ref->loc_off = pp->nloc_ids;
+	if (ensure_mem((void **)&pp->loc_ids, &pp->cap_loc_ids, sizeof(*pp->loc_ids),
+		       pp->nloc_ids + (nr - root)))
+		return -ENOMEM;
+	for (j = nr; j-- > root;) {
+		u64 loc = location_id(pp, ids[j]);
+
+		if (!loc)
+			return -ENOMEM;
+		pp->loc_ids[pp->nloc_ids++] = loc;
+	}
+	ref->nloc = nr - root;
+	pp->values[pp->nsamples] = (s64)count;
+	pp->nsamples++;
+	return 0;
+}
+
+/* protobuf-c's output sink: each appended piece goes through deflate
+ * straight to the FILE, so the serialized profile is never whole in
+ * memory. */
+struct gzsink {
+	ProtobufCBuffer base;
+	z_stream z;
+	FILE *out;
+	unsigned char obuf[64 * 1024];
+	int err;
+};
+
+static void gz_run(struct gzsink *g, int flush)
+{
+	int ret;
+
+	do {
+		size_t n;
+
+		g->z.next_out = g->obuf;
+		g->z.avail_out = sizeof(g->obuf);
+		ret = deflate(&g->z, flush);
+		if (ret == Z_STREAM_ERROR) {
+			g->err = -EIO;
+			return;
+		}
+		n = sizeof(g->obuf) - g->z.avail_out;
+		if (n && fwrite(g->obuf, 1, n, g->out) != n) {
+			g->err = -EIO;
+			return;
+		}
+	} while (g->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+}
+
+static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct gzsink *g = (struct gzsink *)b;
+
+	while (len && !g->err) {
+		uInt k = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		g->z.next_in = (Bytef *)data;
+		g->z.avail_in = k;
+		gz_run(g, Z_NO_FLUSH);
+		data += k;
+		len -= k;
+	}
+}
+
+static int write_gz(const PProfile *prof, FILE *out)
+{
+	struct gzsink *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return -ENOMEM;
+	g->base.append = gz_append;
+	g->out = out;
+	/* windowBits 15 + 16: a gzip wrapper (zlib.h, deflateInit2). */
+	if (deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(g);
+		return -ENOMEM;
+	}
+	protobuf_c_message_pack_to_buffer(&prof->base, &g->base);
+	if (!g->err)
+		gz_run(g, Z_FINISH);
+	deflateEnd(&g->z);
+	err = g->err;
+	free(g);
+	if (!err && ferror(out))
+		err = -EIO;
+	return err;
+}
+
+/* Everything pointing into the pools, now that they stop moving, and the
+ * Profile around them. */
+static int assemble(struct pp *pp, bool clock_ns, FILE *out)
+{
+	PProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	PValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, pt;
+	PValueType *vtp = &vt;
+	PSample **sp = NULL;
+	PLocation **lp = NULL;
+	PLine **linep = NULL;
+	PFunction **fp = NULL;
+	PMapping **mp = NULL;
+	PLabel **labp = NULL;
+	char **strs = NULL;
+	size_t i;
+	int err = -ENOMEM;
+
+	vt.type = str_idx(&pp->str, clock_ns ? "cpu" : "samples", clock_ns ? 3 : 7);
+	vt.unit = str_idx(&pp->str, clock_ns ? "nanoseconds" : "count",
+			  clock_ns ? 11 : 5);
+	if (vt.type < 0 || vt.unit < 0)
+		return -ENOMEM;
+	pt = vt;
+	sp = xreallocarray(NULL, pp->nsamples + 1, sizeof(*sp));
+	lp = xreallocarray(NULL, pp->nlocs + 1, sizeof(*lp));
+	linep = xreallocarray(NULL, pp->nlocs + 1, sizeof(*linep));
+	fp = xreallocarray(NULL, pp->nfns + 1, sizeof(*fp));
+	mp = xreallocarray(NULL, pp->nmaps + 1, sizeof(*mp));
+	labp = xreallocarray(NULL, pp->nlabs + 1, sizeof(*labp));
+	strs = xreallocarray(NULL, (size_t)pp->str.n + 1, sizeof(*strs));
+	if (!sp || !lp || !linep || !fp || !mp || !labp || !strs)
+		goto out;
+	for (i = 0; i < pp->nlabs; i++)
+		labp[i] = &pp->labs[i];
+	for (i = 0; i < pp->nsamples; i++) {
+		PSample *s = &pp->samples[i];
+		const struct sample_ref *r = &pp->refs[i];
+
+		perftools__profiles__sample__init(s);
+		s->n_location_id = r->nloc;
+		s->location_id = pp->loc_ids + r->loc_off;
+		s->n_value = 1;
+		s->value = &pp->values[i];
+		s->n_label = r->nlab;
+		s->label = labp + r->lab_off;
+		sp[i] = s;
+	}
+	for (i = 0; i < pp->nlocs; i++) {
+		linep[i] = &pp->lines[i];
+		pp->locs[i].n_line = 1;
+		pp->locs[i].line = &linep[i];
+		lp[i] = &pp->locs[i];
+	}
+	for (i = 0; i < pp->nfns; i++)
+		fp[i] = &pp->fns[i];
+	for (i = 0; i < pp->nmaps; i++)
+		mp[i] = &pp->maps[i];
+	/* protobuf-c wants NUL-terminated strings: fold.c keeps its names
+	 * NUL-terminated (fold_intern copies len + 1 bytes). */
+	strs[0] = "";
+	for (i = 0; i < pp->str.n; i++)
+		strs[i + 1] = (char *)fold_name(pp->str.f, (u32)i);
+	prof.n_sample_type = 1;
+	prof.sample_type = &vtp;
+	prof.period_type = &pt;
+	prof.period = 1;
+	prof.n_sample = pp->nsamples;
+	prof.sample = sp;
+	prof.n_location = pp->nlocs;
+	prof.location = lp;
+	prof.n_function = pp->nfns;
+	prof.function = fp;
+	prof.n_mapping = pp->nmaps;
+	prof.mapping = mp;
+	prof.n_string_table = (size_t)pp->str.n + 1;
+	prof.string_table = strs;
+	err = write_gz(&prof, out);
+out:
+	free(sp);
+	free(lp);
+	free(linep);
+	free(fp);
+	free(mp);
+	free(labp);
+	free(strs);
+	return err;
+}
+
+int write_pprof(const struct perfspy_folder *f, FILE *out, bool clock_ns)
+{
+	struct pp pp = { .in = f };
+	size_t i, nr = perfspy_folder__nr_stacks(f);
+	u32 *idx = NULL;
+	int err;
+
+	err = perfspy_folder__new(&pp.str.f);
+	if (!err)
+		err = perfspy_folder__new(&pp.fnkeys);
+	if (!err)
+		err = perfspy_folder__new(&pp.mapkeys);
+	if (!err)
+		err = fold_sorted(f, &idx);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	pp.refs = xreallocarray(NULL, nr + 1, sizeof(*pp.refs));
+	pp.samples = xreallocarray(NULL, nr + 1, sizeof(*pp.samples));
+	pp.values = xreallocarray(NULL, nr + 1, sizeof(*pp.values));
+	if (!pp.refs || !pp.samples || !pp.values)
+		goto out;
+	pp.k_tid = str_idx(&pp.str, "tid", 3);
+	pp.k_thread = str_idx(&pp.str, "thread", 6);
+	pp.k_pid = str_idx(&pp.str, "pid", 3);
+	pp.k_comm = str_idx(&pp.str, "comm", 4);
+	if (pp.k_tid < 0 || pp.k_thread < 0 || pp.k_pid < 0 || pp.k_comm < 0)
+		goto out;
+	err = 0;
+	for (i = 0; !err && i < nr; i++)
+		err = add_sample(&pp, idx[i], &pp.refs[i]);
+	if (!err)
+		err = assemble(&pp, clock_ns, out);
+out:
+	free(idx);
+	perfspy_folder__free(pp.str.f);
+	perfspy_folder__free(pp.fnkeys);
+	perfspy_folder__free(pp.mapkeys);
+	idmap_free(&pp.loc_of);
+	free(pp.locs);
+	free(pp.lines);
+	free(pp.fns);
+	free(pp.maps);
+	free(pp.loc_ids);
+	free(pp.labs);
+	free(pp.refs);
+	free(pp.samples);
+	free(pp.values);
+	return err;
+}
