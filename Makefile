@@ -45,7 +45,7 @@ LIBPERF_CFLAGS := -I$(DEPS)/libperf/include
 LIBPERF_STAMP := $(DEPS)/libperf/.stamp
 endif
 
-PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c
+PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c libdebuginfod
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

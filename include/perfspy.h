@@ -124,9 +124,13 @@ struct perfspy_open_opts {
 	/* Where /tmp/perf-PID.map and jit-PID.dump files are (copied off
 	 * the profiled machine); NULL means /tmp. */
 	const char *perf_map_dir;
+	/* debuginfod (issue 14): when $DEBUGINFOD_URLS names servers, debug
+	 * info and binaries missing here are fetched from them by build id
+	 * (libdebuginfod: cached, $DEBUGINFOD_TIMEOUT); true never asks. */
+	bool no_debuginfod;
 	size_t : 0;
 };
-#define perfspy_open_opts__last_field perf_map_dir
+#define perfspy_open_opts__last_field no_debuginfod
 
 /*
  * Open @path ("-" reads standard input as a stream). Only the header is

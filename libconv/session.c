@@ -80,6 +80,7 @@ static int session_new(const struct perfspy_open_opts *opts,
 	so.symfs = OPTS_GET(opts, symfs, NULL);
 	so.buildid_dir = OPTS_GET(opts, buildid_dir, NULL);
 	so.kallsyms = OPTS_GET(opts, kallsyms, NULL);
+	so.no_debuginfod = OPTS_GET(opts, no_debuginfod, false);
 	so.log = &s->log;
 	err = sym_ctx_new(&so, &s->sym);
 	if (err) {

@@ -15,6 +15,7 @@ struct cli_common {
 	const char *symfs;
 	const char *buildid_dir;
 	const char *perf_map_dir;
+	bool no_debuginfod; /* never ask $DEBUGINFOD_URLS servers */
 	bool quiet;
 	int verbose;
 };

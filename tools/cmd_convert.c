@@ -50,6 +50,9 @@ static void convert_usage(FILE *f)
 		"      --full-filenames  Python file names as recorded, not shortened\n"
 		"      --symfs DIR       look for binaries under DIR first\n"
 		"      --buildid-dir DIR build-id cache [default: ~/.debug]\n"
+		"      --no-debuginfod   never fetch missing debug info from the servers in\n"
+		"                        $DEBUGINFOD_URLS (asked only when it is set;\n"
+		"                        $DEBUGINFOD_TIMEOUT [default here: 10 s])\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -57,7 +60,8 @@ static void convert_usage(FILE *f)
 
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
        O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
-       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE };
+       O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE,
+       O_NO_DEBUGINFOD };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -79,6 +83,7 @@ static const struct option convert_opts[] = {
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "title", required_argument, NULL, O_TITLE },
+	{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -182,6 +187,7 @@ int cmd_convert(int argc, char **argv)
 			}
 			break;
 		case O_TITLE: wo.title = optarg; break;
+		case O_NO_DEBUGINFOD: common.no_debuginfod = true; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;

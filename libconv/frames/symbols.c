@@ -134,6 +134,7 @@ int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 	/* libelf requires the version handshake before elf_begin(). */
 	elf_version(EV_CURRENT);
 	ctx->log = opts ? opts->log : NULL;
+	ctx->no_debuginfod = opts && opts->no_debuginfod;
 	ctx->kallsyms = "/proc/kallsyms";
 	ctx->kallsyms_default = !opts || !opts->kallsyms;
 	if (opts && opts->kallsyms)
@@ -193,6 +194,7 @@ void sym_ctx_free(struct sym_ctx *ctx)
 	free(ctx->demangled.tab);
 	free(ctx->paths.tab);
 	free(ctx->ksyms);
+	sym_debuginfod_end(ctx);
 	arena_free(&ctx->arena);
 	free(ctx);
 }

@@ -28,6 +28,7 @@ struct sym_opts {
 	const char *buildid_dir; /* NULL: $HOME/.debug */
 	const char *kallsyms;	 /* NULL: /proc/kallsyms; "" disables */
 	const struct log_sink *log; /* may be NULL */
+	bool no_debuginfod;	    /* never ask $DEBUGINFOD_URLS servers */
 };
 
 int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out);

@@ -95,6 +95,8 @@ struct sym_ctx {
 	struct kern_sym *ksyms;
 	size_t nksyms;
 	struct sym_stats stats;
+	bool no_debuginfod;
+	struct sym_dfd *dfd; /* debuginfod.c's client, made on first use */
 };
 
 /* symbols.c */
@@ -121,5 +123,10 @@ int sym_demangle_name(struct sym_ctx *ctx, const char *name, bool stable,
  * number of frames, 0 if DWARF knows nothing, or -ENOMEM. */
 int sym_dwarf_frames(struct sym_ctx *ctx, struct sym_dso *d, u64 pc,
 		     const char *outer, struct sym_frame *fr);
+
+/* debuginfod.c: ask $DEBUGINFOD_URLS servers for what sym_dso_locate()
+ * did not find (dso->elf, dso->dbg); the client's end. */
+void sym_debuginfod_locate(struct sym_ctx *ctx, struct sym_dso *dso);
+void sym_debuginfod_end(struct sym_ctx *ctx);
 
 #endif
