@@ -78,6 +78,33 @@ grep -q 'debuginfod: .*dfd' "$SCRATCH/fetched.err" && pass "server: progress on 
 find "$SCRATCH/dcache" -name debuginfo | grep -q . && pass "server: debug file cached" ||
 	fail "server: nothing in \$DEBUGINFOD_CACHE_PATH"
 
+# The binary itself missing here (copied off another node's profile):
+# the executable and its debug info both come from the server. Then the
+# issue's whole path: pprof per "node", combined, read by go tool pprof.
+mv "$SCRATCH/bin/dfd" "$SCRATCH/dfd.away" || die "mv"
+DEBUGINFOD_URLS= conv "$SCRATCH/gone" "$SCRATCH/gone.err" || die "convert (binary gone) failed"
+grep -q 'dfd_spin' "$SCRATCH/gone" && fail "binary gone, no server: dfd_spin named anyway?" ||
+	pass "binary gone, no server: no name for its frames"
+DEBUGINFOD_CACHE_PATH=$SCRATCH/dcache4 conv "$SCRATCH/gone2" "$SCRATCH/gone2.err" ||
+	die "convert (binary gone, server) failed"
+grep -q 'dfd_spin (dfd.c:[0-9]*)' "$SCRATCH/gone2" &&
+	pass "binary gone, server: executable and debug info fetched, dfd_spin (dfd.c:N)" ||
+	fail "binary gone, server: no 'dfd_spin (dfd.c:N)': $(head -3 "$SCRATCH/gone2"; cat "$SCRATCH/gone2.err")"
+if command -v go >/dev/null 2>&1; then
+	DEBUGINFOD_CACHE_PATH=$SCRATCH/dcache4 conv "$SCRATCH/node1.pb.gz" "$SCRATCH/n1.err" \
+		--format pprof --threads || die "convert to pprof failed"
+	cp "$SCRATCH/node1.pb.gz" "$SCRATCH/node2.pb.gz"
+	"$PERFSPY" combine --label-root host -o "$SCRATCH/job.pb.gz" "$SCRATCH"/node[12].pb.gz ||
+		fail "combine failed"
+	HOME=$SCRATCH PPROF_TMPDIR=$SCRATCH go tool pprof -symbolize=none -top "$SCRATCH/job.pb.gz" \
+		>"$SCRATCH/job.top" 2>/dev/null || fail "go tool pprof cannot read the combined profile"
+	t=$(sed -n 's/.* of \([0-9]*\) total.*/\1/p' "$SCRATCH/job.top")
+	[ "$t" = $((2 * $(total "$SCRATCH/gone2"))) ] && grep -q ' dfd_spin$' "$SCRATCH/job.top" &&
+		pass "two nodes' pprof combined: go tool pprof shows dfd_spin, total $t" ||
+		fail "combined profile: total '$t', want $((2 * $(total "$SCRATCH/gone2"))): $(head -8 "$SCRATCH/job.top")"
+fi
+mv "$SCRATCH/dfd.away" "$SCRATCH/bin/dfd" || die "mv back"
+
 DEBUGINFOD_CACHE_PATH=$SCRATCH/dcache2 conv "$SCRATCH/off" "$SCRATCH/off.err" --no-debuginfod ||
 	die "convert --no-debuginfod failed"
 grep -q 'dfd.c:' "$SCRATCH/off" && fail "--no-debuginfod: file:line fetched anyway" ||
@@ -99,4 +126,30 @@ n=$(grep -c 'warning: .*debuginfod' "$SCRATCH/down.err")
 	fail "server down: took $((t1 - t0)) s"
 cmp -s "$SCRATCH/down" "$SCRATCH/plain" && pass "server down: output as without a server" ||
 	fail "server down: output differs from the plain conversion"
+
+# A server that accepts and never answers: the query ends after
+# DEBUGINFOD_TIMEOUT, once. (The kernel completes the TCP handshake from
+# the listen backlog; nothing ever reads or writes.)
+"$PY" -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+time.sleep(60)' >"$SCRATCH/mute.port" &
+mute=$!
+for _ in $(seq 1 50); do [ -s "$SCRATCH/mute.port" ] && break; sleep 0.1; done
+t0=$(date +%s)
+DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$SCRATCH/mute.port") DEBUGINFOD_TIMEOUT=2 \
+	DEBUGINFOD_CACHE_PATH=$SCRATCH/dcache5 conv "$SCRATCH/mute" "$SCRATCH/mute.err" ||
+	fail "silent server: convert failed"
+t1=$(date +%s)
+kill "$mute" 2>/dev/null
+wait "$mute" 2>/dev/null
+n=$(grep -c 'warning: .*debuginfod' "$SCRATCH/mute.err")
+[ "$n" = 1 ] && pass "silent server: one warning ($(grep -o 'debuginfod: .*' "$SCRATCH/mute.err" | head -1))" ||
+	fail "silent server: $n debuginfod warnings: $(cat "$SCRATCH/mute.err")"
+[ $((t1 - t0)) -ge 2 ] && [ $((t1 - t0)) -le 12 ] &&
+	pass "silent server: gave up after $((t1 - t0)) s (DEBUGINFOD_TIMEOUT=2)" ||
+	fail "silent server: took $((t1 - t0)) s with DEBUGINFOD_TIMEOUT=2"
+cmp -s "$SCRATCH/mute" "$SCRATCH/plain" && pass "silent server: output as without a server" ||
+	fail "silent server: output differs"
 finish
