@@ -188,7 +188,7 @@ static int label_roots(struct rd *r, const Perftools__Profiles__Sample *s, u32 *
 			tid = s->label[i];
 		else if (!strcmp(k, "thread"))
 			tname = s->label[i];
-		else if (strcmp(k, "category") && s->label[i]->str > 0)
+		else if (*k && strcmp(k, "category") && *str_at(r, s->label[i]->str))
 			other[nother++] = s->label[i];
 	}
 	qsort_r(other, nother, sizeof(*other), cmp_label_key, r);

@@ -161,6 +161,8 @@ static bool parts_exact(const char *s, size_t len, const struct frame_parts *p)
 
 	if (!p->file)
 		return p->func_len == len;
+	if (!p->file_len) /* `g ()`: an empty file would read back as `g` */
+		return false;
 	if (p->line)
 		n = (size_t)snprintf(tail, sizeof(tail), ":%lu", p->line);
 	return p->func_len + 2 + p->file_len + n + 1 == len &&
