@@ -64,6 +64,8 @@ static s64 str_idx(struct strtab *t, const char *s, size_t len)
 	return (s64)id + 1;
 }
 
+#define NOT_ROOT UINT64_MAX
+
 /* Per-sample pieces, turned into pointers once every pool has its final
  * address. */
 struct sample_ref {
@@ -85,8 +87,11 @@ struct pp {
 	size_t nmaps, cap_maps;
 	u64 *loc_ids; /* all samples' location ids, leaf first */
 	size_t nloc_ids, cap_loc_ids;
-	PLabel *labs;
+	PLabel *labs; /* each root frame's labels, once */
 	size_t nlabs, cap_labs;
+	struct idmap root_of; /* frame id -> its labels (root_frame_labels) */
+	u32 *labref;	      /* all samples' labels, indices into labs */
+	size_t nlabref, cap_labref;
 	struct sample_ref *refs;
 	PSample *samples;
 	s64 *values;
@@ -315,35 +320,61 @@ static bool label_root(const char *s, size_t len, size_t *klen)
 	return true;
 }
 
-static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
+/* The labels of frame @id when it is a root frame, made once per frame:
+ * *@v = first label index << 32 | number of labels, or NOT_ROOT. Samples
+ * share the labels (protobuf-c only reads them). 0 or -ENOMEM. */
+static int root_frame_labels(struct pp *pp, u32 id, u64 *v)
 {
-	const u32 *ids;
-	u32 nr, root, j;
-	u64 count;
+	const char *s = fold_name(pp->in, id);
+	size_t len = fold_name_len(pp->in, id), first = pp->nlabs, klen;
+	enum frame_kind kind;
+	PLabel *l;
 	int err;
 
-	fold_stack(pp->in, idx, &ids, &nr, &count);
-	ref->lab_off = pp->nlabs;
-	for (root = 0; root < nr; root++) {
-		const char *s = fold_name(pp->in, ids[root]);
-		size_t len = fold_name_len(pp->in, ids[root]);
-		enum frame_kind kind = frame_kind_of(s, len);
-		size_t klen;
-		PLabel *l;
-
-		if (label_root(s, len, &klen)) {
-			if (!(l = new_label(pp, str_idx(&pp->str, s + 1, klen))) || l->key < 0 ||
-			    (l->str = str_idx(&pp->str, s + 2 + klen, len - 3 - klen)) < 0)
-				return -ENOMEM;
-			continue;
+	if (label_root(s, len, &klen)) {
+		if (!(l = new_label(pp, str_idx(&pp->str, s + 1, klen))) || l->key < 0 ||
+		    (l->str = str_idx(&pp->str, s + 2 + klen, len - 3 - klen)) < 0)
+			return -ENOMEM;
+	} else {
+		kind = frame_kind_of(s, len);
+		if (!frame_is_root(kind)) {
+			*v = NOT_ROOT;
+			return 0;
 		}
-		if (!frame_is_root(kind))
-			break;
 		err = root_labels(pp, s, len, kind);
 		if (err)
 			return err;
 	}
-	ref->nlab = (u32)(pp->nlabs - ref->lab_off);
+	*v = (u64)first << 32 | (pp->nlabs - first);
+	return 0;
+}
+
+static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
+{
+	const u32 *ids;
+	u32 nr, root, j;
+	u64 count, *v, first, n;
+
+	fold_stack(pp->in, idx, &ids, &nr, &count);
+	ref->lab_off = pp->nlabref;
+	for (root = 0; root < nr; root++) {
+		v = idmap_get(&pp->root_of, ids[root]);
+		if (!v) {
+			v = idmap_put(&pp->root_of, ids[root]);
+			if (!v || root_frame_labels(pp, ids[root], v))
+				return -ENOMEM;
+		}
+		if (*v == NOT_ROOT)
+			break;
+		first = *v >> 32;
+		n = *v & UINT32_MAX;
+		if (ensure_mem((void **)&pp->labref, &pp->cap_labref, sizeof(*pp->labref),
+			       pp->nlabref + n))
+			return -ENOMEM;
+		for (j = 0; j < n; j++)
+			pp->labref[pp->nlabref++] = (u32)(first + j);
+	}
+	ref->nlab = (u32)(pp->nlabref - ref->lab_off);
 	ref->loc_off = pp->nloc_ids;
 	if (ensure_mem((void **)&pp->loc_ids, &pp->cap_loc_ids, sizeof(*pp->loc_ids),
 		       pp->nloc_ids + (nr - root)))
@@ -361,13 +392,17 @@ static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
 	return 0;
 }
 
-/* protobuf-c's output sink: each appended piece goes through deflate
- * straight to the FILE, so the serialized profile is never whole in
- * memory. */
+/* protobuf-c's output sink: appended pieces are gathered in @ibuf and go
+ * through deflate to the FILE a buffer at a time, so the serialized
+ * profile is never whole in memory. protobuf-c appends every tag and
+ * varint on its own; one deflate() call per piece made packing 3x slower
+ * than packing into one flat buffer (measured on 300k stacks). */
 struct gzsink {
 	ProtobufCBuffer base;
 	z_stream z;
 	FILE *out;
+	size_t ilen;
+	unsigned char ibuf[256 * 1024];
 	unsigned char obuf[64 * 1024];
 	int err;
 };
@@ -394,19 +429,36 @@ static void gz_run(struct gzsink *g, int flush)
 	} while (g->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
 }
 
-static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+static void gz_feed(struct gzsink *g, const uint8_t *data, size_t len, int flush)
 {
-	struct gzsink *g = (struct gzsink *)b;
-
-	while (len && !g->err) {
+	do {
 		uInt k = len > (1u << 30) ? (1u << 30) : (uInt)len;
 
 		g->z.next_in = (Bytef *)data;
 		g->z.avail_in = k;
-		gz_run(g, Z_NO_FLUSH);
+		gz_run(g, len == k ? flush : Z_NO_FLUSH);
 		data += k;
 		len -= k;
+	} while (len && !g->err);
+}
+
+static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct gzsink *g = (struct gzsink *)b;
+
+	if (g->err)
+		return;
+	if (g->ilen + len > sizeof(g->ibuf)) {
+		if (g->ilen)
+			gz_feed(g, g->ibuf, g->ilen, Z_NO_FLUSH);
+		g->ilen = 0;
 	}
+	if (len >= sizeof(g->ibuf)) {
+		gz_feed(g, data, len, Z_NO_FLUSH);
+		return;
+	}
+	memcpy(g->ibuf + g->ilen, data, len);
+	g->ilen += len;
 }
 
 static int write_gz(const PProfile *prof, FILE *out)
@@ -426,7 +478,7 @@ static int write_gz(const PProfile *prof, FILE *out)
 	}
 	protobuf_c_message_pack_to_buffer(&prof->base, &g->base);
 	if (!g->err)
-		gz_run(g, Z_FINISH);
+		gz_feed(g, g->ibuf, g->ilen, Z_FINISH);
 	deflateEnd(&g->z);
 	err = g->err;
 	free(g);
@@ -463,12 +515,12 @@ static int assemble(struct pp *pp, bool clock_ns, FILE *out)
 	linep = xreallocarray(NULL, pp->nlocs + 1, sizeof(*linep));
 	fp = xreallocarray(NULL, pp->nfns + 1, sizeof(*fp));
 	mp = xreallocarray(NULL, pp->nmaps + 1, sizeof(*mp));
-	labp = xreallocarray(NULL, pp->nlabs + 1, sizeof(*labp));
+	labp = xreallocarray(NULL, pp->nlabref + 1, sizeof(*labp));
 	strs = xreallocarray(NULL, (size_t)pp->str.n + 1, sizeof(*strs));
 	if (!sp || !lp || !linep || !fp || !mp || !labp || !strs)
 		goto out;
-	for (i = 0; i < pp->nlabs; i++)
-		labp[i] = &pp->labs[i];
+	for (i = 0; i < pp->nlabref; i++)
+		labp[i] = &pp->labs[pp->labref[i]];
 	for (i = 0; i < pp->nsamples; i++) {
 		PSample *s = &pp->samples[i];
 		const struct sample_ref *r = &pp->refs[i];
@@ -568,6 +620,8 @@ out:
 	free(pp.maps);
 	free(pp.loc_ids);
 	free(pp.labs);
+	free(pp.labref);
+	idmap_free(&pp.root_of);
 	free(pp.refs);
 	free(pp.samples);
 	free(pp.values);
