@@ -382,7 +382,8 @@ enum perfspy_format {
 	/* pprof (issue 14): a gzipped perftools.profiles.Profile, as
 	 * google/pprof's profile.proto defines it, for `go tool pprof`,
 	 * Pyroscope and Parca. Root frames become sample labels (tid,
-	 * thread, pid, comm); see docs in README "pprof". */
+	 * thread, pid, comm, and key for `[key=value]`), and each sample
+	 * has the label category (perfspy_report's, built-in rules). */
 	PERFSPY_FORMAT_PPROF = 3,
 };
 

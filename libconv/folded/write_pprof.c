@@ -17,7 +17,9 @@
  *   name, without addresses or build ids (the folder has neither);
  * - root frames become labels, not Locations: `thread (TID): NAME` gives
  *   `tid` (a number) and `thread`, `process PID:"cmd"` gives `pid` and
- *   `comm`, and `[key=value]` (perfspy combine --label-root) gives key.
+ *   `comm`, and `[key=value]` (perfspy combine --label-root) gives key;
+ * - every sample has the label `category`: its stack's category in
+ *   `perfspy report` (report.c's built-in rules).
  * A frame whose parts do not give back its exact text is written as a
  * Function named by the whole text, so reading the profile back
  * (read_pprof.c) gives the same frames.
@@ -28,6 +30,7 @@
  */
 #include "writers.h"
 #include "pprof.pb-c.h"
+#include "report.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -92,11 +95,13 @@ struct pp {
 	struct idmap root_of; /* frame id -> its labels (root_frame_labels) */
 	u32 *labref;	      /* all samples' labels, indices into labs */
 	size_t nlabref, cap_labref;
+	struct perfspy_report *rep; /* stack categories (report.c) */
+	u32 *cat_lab;		    /* category -> its label + 1, 0: none yet */
 	struct sample_ref *refs;
 	PSample *samples;
 	s64 *values;
 	size_t nsamples;
-	s64 k_tid, k_thread, k_pid, k_comm;
+	s64 k_tid, k_thread, k_pid, k_comm, k_category;
 };
 
 /* Function id for (@name, @file), made on first use. 0 on ENOMEM. */
@@ -349,11 +354,35 @@ static int root_frame_labels(struct pp *pp, u32 id, u64 *v)
 	return 0;
 }
 
+/* The `category` label of stack @idx: the report's category (report.c,
+ * built-in rules), one label per category shared by its samples. */
+static int category_label(struct pp *pp, size_t idx)
+{
+	u32 cat = pp->rep->stack_cat[idx];
+	const char *name;
+	size_t len;
+	PLabel *l;
+
+	if (!pp->cat_lab[cat]) {
+		name = rp_text(pp->rep, cat, true, &len);
+		if (!(l = new_label(pp, pp->k_category)) ||
+		    (l->str = str_idx(&pp->str, name, len)) < 0)
+			return -ENOMEM;
+		pp->cat_lab[cat] = (u32)pp->nlabs;
+	}
+	if (ensure_mem((void **)&pp->labref, &pp->cap_labref, sizeof(*pp->labref),
+		       pp->nlabref + 1))
+		return -ENOMEM;
+	pp->labref[pp->nlabref++] = pp->cat_lab[cat] - 1;
+	return 0;
+}
+
 static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
 {
 	const u32 *ids;
 	u32 nr, root, j;
 	u64 count, *v, first, n;
+	int err;
 
 	fold_stack(pp->in, idx, &ids, &nr, &count);
 	ref->lab_off = pp->nlabref;
@@ -374,6 +403,9 @@ static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
 		for (j = 0; j < n; j++)
 			pp->labref[pp->nlabref++] = (u32)(first + j);
 	}
+	err = category_label(pp, idx);
+	if (err)
+		return err;
 	ref->nlab = (u32)(pp->nlabref - ref->lab_off);
 	ref->loc_off = pp->nloc_ids;
 	if (ensure_mem((void **)&pp->loc_ids, &pp->cap_loc_ids, sizeof(*pp->loc_ids),
@@ -589,8 +621,15 @@ int write_pprof(const struct perfspy_folder *f, FILE *out, bool clock_ns)
 		err = perfspy_folder__new(&pp.mapkeys);
 	if (!err)
 		err = fold_sorted(f, &idx);
+	if (!err)
+		err = rp_new(f, NULL, true, &pp.rep);
 	if (err)
 		goto out;
+	err = -ENOMEM;
+	pp.cat_lab = xreallocarray(NULL, pp.rep->ncats + 1, sizeof(*pp.cat_lab));
+	if (!pp.cat_lab)
+		goto out;
+	memset(pp.cat_lab, 0, (pp.rep->ncats + 1) * sizeof(*pp.cat_lab));
 	err = -ENOMEM;
 	pp.refs = xreallocarray(NULL, nr + 1, sizeof(*pp.refs));
 	pp.samples = xreallocarray(NULL, nr + 1, sizeof(*pp.samples));
@@ -601,7 +640,9 @@ int write_pprof(const struct perfspy_folder *f, FILE *out, bool clock_ns)
 	pp.k_thread = str_idx(&pp.str, "thread", 6);
 	pp.k_pid = str_idx(&pp.str, "pid", 3);
 	pp.k_comm = str_idx(&pp.str, "comm", 4);
-	if (pp.k_tid < 0 || pp.k_thread < 0 || pp.k_pid < 0 || pp.k_comm < 0)
+	pp.k_category = str_idx(&pp.str, "category", 8);
+	if (pp.k_tid < 0 || pp.k_thread < 0 || pp.k_pid < 0 || pp.k_comm < 0 ||
+	    pp.k_category < 0)
 		goto out;
 	err = 0;
 	for (i = 0; !err && i < nr; i++)
@@ -621,6 +662,8 @@ out:
 	free(pp.loc_ids);
 	free(pp.labs);
 	free(pp.labref);
+	free(pp.cat_lab);
+	perfspy_report__free(pp.rep);
 	idmap_free(&pp.root_of);
 	free(pp.refs);
 	free(pp.samples);

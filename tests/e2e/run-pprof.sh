@@ -44,6 +44,30 @@ grep -Eq ' level2 chain\.c:[0-9]+ ' "$SCRATCH/rawdump" && pass "-raw: level2 at 
 grep -q '\[kernel.kallsyms\]' "$SCRATCH/rawdump" && pass "-raw: a mapping for kernel frames" ||
 	fail "-raw: no [kernel.kallsyms] mapping"
 
+# The category label: perfspy report's categories, sample for sample.
+pp -tags "$SCRATCH/a.pb.gz" >"$SCRATCH/tags" || fail "-tags failed"
+"$PERFSPY" report -i "$SCRATCH/raw.txt" --json >"$SCRATCH/report.json" || die "report failed"
+if "$PY" - "$SCRATCH/tags" "$SCRATCH/report.json" >"$SCRATCH/catcmp" <<'PY'
+import json, re, sys
+tags, cur = {}, None
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(\w+): Total", line)
+    if m:
+        cur = m.group(1)
+        continue
+    m = re.match(r"\s*([\d.]+) \(\s*[\d.]+%\): (.*)", line.rstrip("\n"))
+    if m and cur == "category":
+        tags[m.group(2)] = int(float(m.group(1)))
+rep = {c["name"]: c["samples"] for c in json.load(open(sys.argv[2]))["categories"] if c["samples"]}
+print(tags, rep)
+sys.exit(0 if tags == rep and tags else 1)
+PY
+then
+	pass "category label totals = perfspy report's categories"
+else
+	fail "category labels differ from perfspy report: $(cat "$SCRATCH/catcmp")"
+fi
+
 "$PERFSPY" convert -q -i "$data" --threads --format pprof -o "$SCRATCH/a2.pb.gz" || die "convert"
 cmp -s "$SCRATCH/a.pb.gz" "$SCRATCH/a2.pb.gz" && pass "same input, same bytes" ||
 	fail "two conversions differ"

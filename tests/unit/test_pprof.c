@@ -212,6 +212,7 @@ static void test_tables(void)
 			T(fn && !strcmp(s_at(p, fn->name), "main") && line == 7);
 			T_EQ_STR(label(p, s, "thread", &num), "worker");
 			T(label(p, s, "tid", &num) && num == 1234);
+			T_EQ_STR(label(p, s, "category", &num), "other native");
 		} else if (s->value[0] == 1) {
 			T_EQ_INT(s->n_location_id, 1);
 			fn = fn_of(p, s->location_id[0], &line, &map);
@@ -219,6 +220,7 @@ static void test_tables(void)
 			T_EQ_STR(label(p, s, "comm", &num), "python x.py");
 			T(label(p, s, "pid", &num) && num == 42);
 			T(!label(p, s, "tid", &num));
+			T_EQ_STR(label(p, s, "category", &num), "Python code");
 		}
 	}
 	perftools__profiles__profile__free_unpacked(p, NULL);
