@@ -324,6 +324,19 @@ struct perfspy_thread {
 PERFSPY_API int perfspy_session__thread(const struct perfspy_session *s,
 					uint32_t idx, struct perfspy_thread *t);
 
+/* A binary or library the samples ran in (issue 14: pprof Mappings). */
+struct perfspy_dso {
+	size_t sz;
+	const char *path;     /* as recorded ("/usr/lib/x86_64-linux-gnu/libc.so.6") */
+	const char *build_id; /* lower-case hex, NULL if the file has none recorded */
+	size_t : 0;
+};
+
+/* Fill @d for DSO @idx, DSOs sorted by path; -ENOENT past the end. Valid
+ * after a pass; the strings live until the session is closed. */
+PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s,
+				     uint32_t idx, struct perfspy_dso *d);
+
 /*
  * Non-fatal counters: what was skipped and why.
  */
@@ -397,9 +410,16 @@ struct perfspy_write_opts {
 	 * event such as cpu-clock or task-clock): the sample type is
 	 * cpu/nanoseconds instead of samples/count. Other formats ignore it. */
 	bool clock_ns;
+	/* pprof (issue 14): where the libraries named in frames come from,
+	 * e.g. from perfspy_session__dso(): a frame `f (libc.so.6)` gets the
+	 * Mapping of the first path whose last component is libc.so.6, with
+	 * its build id (NULL entries: none). Other formats ignore them. */
+	const char *const *dso_paths;
+	const char *const *dso_build_ids;
+	size_t nr_dsos;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field clock_ns
+#define perfspy_write_opts__last_field nr_dsos
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):

@@ -826,3 +826,26 @@ PERFSPY_API int perfspy_session__stats(const struct perfspy_session *s,
 	stats->sz = sz;
 	return 0;
 }
+
+/* issue 14: the DSOs seen, for pprof Mappings (perfspy.h). */
+PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s, uint32_t idx,
+				     struct perfspy_dso *d)
+{
+	struct perfspy_dso v = { 0 };
+	const struct sym_dso_info *list;
+	size_t n;
+	int err;
+
+	if (!d || d->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	err = sym_dso_list(s->sym, &list, &n);
+	if (err)
+		return err;
+	if (idx >= n)
+		return -ENOENT;
+	v.sz = d->sz < sizeof(v) ? d->sz : sizeof(v);
+	v.path = list[idx].path;
+	v.build_id = list[idx].build_id;
+	memcpy(d, &v, v.sz);
+	return 0;
+}

@@ -105,7 +105,15 @@ static const char *mapping_file(const struct rd *r, u64 id)
 {
 	const struct idx *m = find_idx(r->maps, r->p->n_mapping, id);
 
-	return m ? str_at(r, r->p->mapping[m->i]->filename) : "";
+	const char *s, *slash;
+
+	if (!m)
+		return "";
+	/* Frames name a library by its last path component (as stacks.c
+	 * does); write_pprof.c may have stored the full path. */
+	s = str_at(r, r->p->mapping[m->i]->filename);
+	slash = s[0] == '/' ? strrchr(s, '/') : NULL;
+	return slash && slash[1] ? slash + 1 : s;
 }
 
 static int intern_buf(struct rd *r, int n, u32 *out)

@@ -21,7 +21,7 @@ PERFSPY_API int perfspy_folder__write(struct perfspy_folder *f, FILE *out,
 	case PERFSPY_FORMAT_SPEEDSCOPE:
 		return write_speedscope(f, out, OPTS_GET(opts, title, NULL));
 	case PERFSPY_FORMAT_PPROF:
-		return write_pprof(f, out, OPTS_GET(opts, clock_ns, false));
+		return write_pprof(f, out, opts);
 	default:
 		return -EINVAL;
 	}

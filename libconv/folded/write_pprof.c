@@ -14,7 +14,8 @@
  *   Python frames keep their .py file as Function.filename;
  * - native frames named after their library (`func (libc.so.6)`), kernel
  *   frames and unnamed code (`0x1f00 (lib)`) get a Mapping per library
- *   name, without addresses or build ids (the folder has neither);
+ *   name, with the full path and build id when the caller passes the
+ *   session's DSOs (perfspy_write_opts.dso_paths), without addresses;
  * - root frames become labels, not Locations: `thread (TID): NAME` gives
  *   `tid` (a number) and `thread`, `process PID:"cmd"` gives `pid` and
  *   `comm`, and `[key=value]` (perfspy combine --label-root) gives key;
@@ -31,6 +32,7 @@
 #include "writers.h"
 #include "pprof.pb-c.h"
 #include "report.h"
+#include "common/opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +104,8 @@ struct pp {
 	s64 *values;
 	size_t nsamples;
 	s64 k_tid, k_thread, k_pid, k_comm, k_category;
+	const char *const *dso_paths, *const *dso_bids;
+	size_t nr_dsos;
 };
 
 /* Function id for (@name, @file), made on first use. 0 on ENOMEM. */
@@ -140,11 +144,32 @@ static u64 function_id(struct pp *pp, const char *name, size_t nlen,
 	return fn->id;
 }
 
-/* Mapping id for library @lib, made on first use. 0 on ENOMEM. */
+/* The caller's DSO whose path ends in the component @lib (the name frames
+ * show, stacks.c basename_of), or -1. */
+static ssize_t dso_of(const struct pp *pp, const char *lib, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < pp->nr_dsos; i++) {
+		const char *p = pp->dso_paths[i];
+
+		if (!p)
+			continue;
+		n = strlen(p);
+		if (n >= len && !memcmp(p + n - len, lib, len) &&
+		    (n == len || p[n - len - 1] == '/'))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* Mapping id for library @lib, made on first use: the caller's path and
+ * build id for it when it has them, else just the name. 0 on ENOMEM. */
 static u64 mapping_id(struct pp *pp, const char *lib, size_t len)
 {
 	PMapping *m;
 	u32 id = fold_intern(pp->mapkeys, lib, len);
+	ssize_t d;
 
 	if (id == FOLD_NO_ID)
 		return 0;
@@ -155,7 +180,16 @@ static u64 mapping_id(struct pp *pp, const char *lib, size_t len)
 	m = &pp->maps[pp->nmaps];
 	perftools__profiles__mapping__init(m);
 	m->id = (u64)id + 1;
-	m->filename = str_idx(&pp->str, lib, len);
+	d = dso_of(pp, lib, len);
+	if (d >= 0) {
+		const char *path = pp->dso_paths[d], *bid = pp->dso_bids ? pp->dso_bids[d] : NULL;
+
+		m->filename = str_idx(&pp->str, path, strlen(path));
+		if (bid && (m->build_id = str_idx(&pp->str, bid, strlen(bid))) < 0)
+			return 0;
+	} else {
+		m->filename = str_idx(&pp->str, lib, len);
+	}
 	m->has_functions = true;
 	if (m->filename < 0)
 		return 0;
@@ -607,13 +641,20 @@ out:
 	return err;
 }
 
-int write_pprof(const struct perfspy_folder *f, FILE *out, bool clock_ns)
+int write_pprof(const struct perfspy_folder *f, FILE *out,
+		const struct perfspy_write_opts *opts)
 {
 	struct pp pp = { .in = f };
+	bool clock_ns = OPTS_GET(opts, clock_ns, false);
 	size_t i, nr = perfspy_folder__nr_stacks(f);
 	u32 *idx = NULL;
 	int err;
 
+	pp.nr_dsos = OPTS_GET(opts, nr_dsos, 0);
+	pp.dso_paths = OPTS_GET(opts, dso_paths, NULL);
+	pp.dso_bids = OPTS_GET(opts, dso_build_ids, NULL);
+	if (!pp.dso_paths)
+		pp.nr_dsos = 0;
 	err = perfspy_folder__new(&pp.str.f);
 	if (!err)
 		err = perfspy_folder__new(&pp.fnkeys);

@@ -195,6 +195,7 @@ void sym_ctx_free(struct sym_ctx *ctx)
 	free(ctx->paths.tab);
 	free(ctx->ksyms);
 	sym_debuginfod_end(ctx);
+	free(ctx->dso_list);
 	arena_free(&ctx->arena);
 	free(ctx);
 }

@@ -97,6 +97,8 @@ struct sym_ctx {
 	struct sym_stats stats;
 	bool no_debuginfod;
 	struct sym_dfd *dfd; /* debuginfod.c's client, made on first use */
+	struct sym_dso_info *dso_list; /* dso_list.c's last list */
+	size_t dso_list_n;
 };
 
 /* symbols.c */

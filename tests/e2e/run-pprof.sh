@@ -3,7 +3,8 @@
 # pprof output (issue 14), read by the reference reader, `go tool pprof`
 # (Debian golang-go): -top's total is the raw output's total, -traces shows
 # the raw output's stacks (thread roots as the labels thread/tid), -raw has
-# file:line for DWARF-named frames and a mapping per library, -proto merges
+# file:line for DWARF-named frames and a mapping per library (with the
+# library's path and build id), labels category = perfspy report, -proto merges
 # two of ours, and --weight period of cpu-clock is cpu/nanoseconds. Reading
 # our pprof back (perfspy combine) gives the raw output byte for byte.
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +44,17 @@ grep -Eq ' level2 chain\.c:[0-9]+ ' "$SCRATCH/rawdump" && pass "-raw: level2 at 
 	fail "-raw: no 'level2 chain.c:N' line: $(grep -m3 level2 "$SCRATCH/rawdump")"
 grep -q '\[kernel.kallsyms\]' "$SCRATCH/rawdump" && pass "-raw: a mapping for kernel frames" ||
 	fail "-raw: no [kernel.kallsyms] mapping"
+
+# Mappings of libraries named in frames carry the recorded path and build
+# id (perfspy_session__dso); each must be the build id of the file there.
+nb=0
+while read -r path bid; do
+	nb=$((nb + 1))
+	real=$(readelf -n "$path" 2>/dev/null | awk '/Build ID/ {print $3}')
+	[ "$real" = "$bid" ] && pass "-raw: mapping $path has its build id $bid" ||
+		fail "-raw: mapping $path: build id $bid, the file has '$real'"
+done < <(sed -n '/^Mappings/,$p' "$SCRATCH/rawdump" | awk 'NF >= 4 && $3 ~ /^\// && $4 ~ /^[0-9a-f]+$/ {print $3, $4}')
+[ "$nb" -gt 0 ] && pass "-raw: $nb mappings with build ids" || fail "-raw: no mapping with a build id"
 
 # The category label: perfspy report's categories, sample for sample.
 pp -tags "$SCRATCH/a.pb.gz" >"$SCRATCH/tags" || fail "-tags failed"

@@ -297,6 +297,52 @@ static void test_hostile(void)
 	perfspy_folder__free(f);
 }
 
+/* Mappings take the caller's DSO path and build id, matched on the last
+ * path component; reading back still names the library as frames do. */
+static void test_dsos(void)
+{
+	static const char *const paths[] = { "/opt/xlibc.so.6", "/lib/x86_64/libc.so.6",
+					     "/usr/lib/libc.so.6" };
+	static const char *const bids[] = { "aa", "0123abcd", "ff" };
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .dso_paths = paths,
+		     .dso_build_ids = bids, .nr_dsos = 3);
+	struct perfspy_folder *f, *back;
+	char *buf = NULL, *raw, *raw2;
+	size_t len = 0, i, found = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	PProfile *p;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	add(f, "main (m.c:3);malloc (libc.so.6);0x10 (libq.so)", 4);
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	p = decode(buf, len);
+	for (i = 0; p && i < p->n_mapping; i++) {
+		const char *fn = s_at(p, p->mapping[i]->filename);
+
+		if (!strcmp(fn, "/lib/x86_64/libc.so.6")) {
+			T_EQ_STR(s_at(p, p->mapping[i]->build_id), "0123abcd");
+			found++;
+		} else {
+			T_EQ_STR(fn, "libq.so");
+			T_EQ_INT(p->mapping[i]->build_id, 0);
+		}
+	}
+	T_EQ_INT(found, 1);
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	free(raw);
+	free(raw2);
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_folder__free(back);
+}
+
 static void test_add_folder(void)
 {
 	struct perfspy_folder *a = shape_folder(0), *b, *c;
@@ -325,6 +371,7 @@ int main(void)
 	test_deterministic();
 	test_tables();
 	test_hostile();
+	test_dsos();
 	test_add_folder();
 	TEST_MAIN_END();
 }
