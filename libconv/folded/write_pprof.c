@@ -593,7 +593,9 @@ static int assemble(struct pp *pp, bool clock_ns, FILE *out)
 
 		perftools__profiles__sample__init(s);
 		s->n_location_id = r->nloc;
-		s->location_id = pp->loc_ids + r->loc_off;
+		/* A stack of root frames only has no locations (and the pool
+		 * may never have been allocated). */
+		s->location_id = r->nloc ? pp->loc_ids + r->loc_off : NULL;
 		s->n_value = 1;
 		s->value = &pp->values[i];
 		s->n_label = r->nlab;
