@@ -338,6 +338,16 @@ PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s,
 				     uint32_t idx, struct perfspy_dso *d);
 
 /*
+ * After perfspy_session__convert(): was frame text @frame (of the folder
+ * it filled, which must still be alive) emitted as an inlined callee of
+ * the frame above it? A function inlined at one call site and called at
+ * another reads as inlined. (issue 14: pprof Lines; usable as
+ * perfspy_write_opts.frame_inlined with the session as context.)
+ */
+PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
+					       const char *frame, size_t len);
+
+/*
  * Non-fatal counters: what was skipped and why.
  */
 struct perfspy_stats {
@@ -417,9 +427,15 @@ struct perfspy_write_opts {
 	const char *const *dso_paths;
 	const char *const *dso_build_ids;
 	size_t nr_dsos;
+	/* pprof (issue 14): true for a frame that is an inlined callee of
+	 * the frame above it (perfspy_session__frame_inlined()); such frames
+	 * become Lines of their caller's Location. NULL: one Location per
+	 * frame. Other formats ignore it. */
+	bool (*frame_inlined)(void *ctx, const char *frame, size_t len);
+	void *frame_inlined_ctx;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field nr_dsos
+#define perfspy_write_opts__last_field frame_inlined_ctx
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):

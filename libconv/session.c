@@ -849,3 +849,10 @@ PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s, uint32_t i
 	memcpy(d, &v, v.sz);
 	return 0;
 }
+
+/* issue 14: inlined frames, for pprof Lines (perfspy.h). */
+PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
+					       const char *frame, size_t len)
+{
+	return s && s->stk_live && frame && stk_frame_inlined(&s->stk, frame, len);
+}

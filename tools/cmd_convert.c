@@ -156,6 +156,11 @@ static int session_dsos(struct perfspy_session *s, struct perfspy_write_opts *wo
 	return 0;
 }
 
+static bool frame_inlined(void *ctx, const char *frame, size_t len)
+{
+	return perfspy_session__frame_inlined(ctx, frame, len);
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	PERFSPY_OPTS(perfspy_convert_opts, co);
@@ -244,8 +249,11 @@ int cmd_convert(int argc, char **argv)
 	if (s && !common.quiet)
 		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
 	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
-	if (s && wo.format == PERFSPY_FORMAT_PPROF)
+	if (s && wo.format == PERFSPY_FORMAT_PPROF) {
 		session_dsos(s, &wo);
+		wo.frame_inlined = frame_inlined;
+		wo.frame_inlined_ctx = s;
+	}
 	if (cli_out_open(&o, out))
 		goto out;
 	err = perfspy_folder__write(f, o.f, &wo);

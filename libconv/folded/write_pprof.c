@@ -5,10 +5,10 @@
  * Pyroscope, Parca and `go tool pprof` read.
  *
  * Only frame text is known here (common/write.h's frame_parse), so:
- * - one Location per distinct frame text, with one Line (the folder does
- *   not say which frames were inlined into the next one, so each inlined
- *   frame is a Location of its own, as it is a frame of its own in the
- *   raw output);
+ * - one Location per distinct frame text, with one Line; frames the
+ *   caller says are inlined callees (perfspy_write_opts.frame_inlined,
+ *   from the session) are Lines of the next frame's Location instead,
+ *   callee first (profile.proto, Location.line);
  * - one Function per distinct (name, file): `f (a.c:10)` and `f (a.c:12)`
  *   are two Locations of one Function, the line going to Line.line;
  *   Python frames keep their .py file as Function.filename;
@@ -84,8 +84,15 @@ struct pp {
 	struct perfspy_folder *fnkeys, *mapkeys; /* id == index */
 	struct idmap loc_of;			 /* frame id -> Location id */
 	PLocation *locs;
-	PLine *lines; /* lines[i] belongs to locs[i] */
-	size_t nlocs, cap_locs, cap_lines;
+	size_t *loc_lo; /* locs[i]'s Lines start at lines[loc_lo[i]] */
+	PLine *lines;
+	size_t nlocs, cap_locs, cap_loc_lo, nlines, cap_lines;
+	/* Inline groups (perfspy_write_opts.frame_inlined): */
+	bool (*inlined_fn)(void *ctx, const char *frame, size_t len);
+	void *inlined_ctx;
+	struct idmap inl_of; /* frame id -> 2 inlined, 1 not */
+	struct perfspy_folder *grpkeys; /* "id,id,..." of each group */
+	struct idmap grp_of;		/* group key id -> Location id */
 	PFunction *fns;
 	size_t nfns, cap_fns;
 	PMapping *maps;
@@ -222,18 +229,13 @@ static bool is_library(const struct frame_parts *p)
 	return p->kind == FRAME_KERNEL || (p->kind == FRAME_NATIVE && !p->line);
 }
 
-/* Location id of frame @id, made on first use. 0 on ENOMEM. */
-static u64 location_id(struct pp *pp, u32 id)
+/* Function, line and mapping of frame @id. 0 or -ENOMEM. */
+static int frame_line(struct pp *pp, u32 id, u64 *fn, s64 *line, u64 *map)
 {
 	const char *s = fold_name(pp->in, id);
 	size_t len = fold_name_len(pp->in, id);
 	struct frame_parts p;
-	PLocation *loc;
-	PLine *ln;
-	u64 *v = idmap_get(&pp->loc_of, id), fn, map = 0;
 
-	if (v)
-		return *v;
 	frame_parse(s, len, &p);
 	if (!parts_exact(s, len, &p)) {
 		p.func_len = len;
@@ -241,31 +243,109 @@ static u64 location_id(struct pp *pp, u32 id)
 		p.file_len = 0;
 		p.line = 0;
 	}
+	*map = 0;
 	if (p.file && is_library(&p)) {
-		map = mapping_id(pp, p.file, p.file_len);
-		fn = map ? function_id(pp, p.func, p.func_len, "", 0) : 0;
+		*map = mapping_id(pp, p.file, p.file_len);
+		*fn = *map ? function_id(pp, p.func, p.func_len, "", 0) : 0;
 	} else {
-		fn = function_id(pp, p.func, p.func_len, p.file ? p.file : "",
-				 p.file_len);
+		*fn = function_id(pp, p.func, p.func_len, p.file ? p.file : "", p.file_len);
 	}
-	if (!fn)
-		return 0;
+	*line = (s64)p.line;
+	return *fn ? 0 : -ENOMEM;
+}
+
+/* A new Location for frames @fids[0..n), leaf first: one Line each, the
+ * inlined callees first and the function they are inlined into last
+ * (profile.proto, Location.line). Its id, or 0 on ENOMEM. */
+static u64 new_location(struct pp *pp, const u32 *fids, u32 n)
+{
+	PLocation *loc;
+	u64 fn, map;
+	s64 line;
+	u32 i;
+
 	if (ensure_mem((void **)&pp->locs, &pp->cap_locs, sizeof(*pp->locs), pp->nlocs + 1) ||
-	    ensure_mem((void **)&pp->lines, &pp->cap_lines, sizeof(*pp->lines), pp->nlocs + 1))
-		return 0;
-	v = idmap_put(&pp->loc_of, id);
-	if (!v)
+	    ensure_mem((void **)&pp->loc_lo, &pp->cap_loc_lo, sizeof(*pp->loc_lo), pp->nlocs + 1) ||
+	    ensure_mem((void **)&pp->lines, &pp->cap_lines, sizeof(*pp->lines), pp->nlines + n))
 		return 0;
 	loc = &pp->locs[pp->nlocs];
-	ln = &pp->lines[pp->nlocs];
 	perftools__profiles__location__init(loc);
-	perftools__profiles__line__init(ln);
+	pp->loc_lo[pp->nlocs] = pp->nlines;
+	for (i = 0; i < n; i++) {
+		PLine *ln = &pp->lines[pp->nlines + i];
+
+		if (frame_line(pp, fids[i], &fn, &line, &map))
+			return 0;
+		perftools__profiles__line__init(ln);
+		ln->function_id = fn;
+		ln->line = line;
+		if (!loc->mapping_id)
+			loc->mapping_id = map;
+	}
+	pp->nlines += n;
+	loc->n_line = n;
 	loc->id = ++pp->nlocs;
-	loc->mapping_id = map;
-	ln->function_id = fn;
-	ln->line = (s64)p.line;
-	*v = loc->id;
 	return loc->id;
+}
+
+/* Location id of frame @id, made on first use. 0 on ENOMEM. */
+static u64 location_id(struct pp *pp, u32 id)
+{
+	u64 *v = idmap_get(&pp->loc_of, id), loc;
+
+	if (v)
+		return *v;
+	loc = new_location(pp, &id, 1);
+	if (!loc || !(v = idmap_put(&pp->loc_of, id)))
+		return 0;
+	*v = loc;
+	return loc;
+}
+
+/* Is frame @id an inlined callee (perfspy_write_opts.frame_inlined)? */
+static int is_inlined(struct pp *pp, u32 id)
+{
+	u64 *v = idmap_get(&pp->inl_of, id);
+
+	if (!v) {
+		v = idmap_put(&pp->inl_of, id);
+		if (!v)
+			return -ENOMEM;
+		*v = pp->inlined_fn(pp->inlined_ctx, fold_name(pp->in, id),
+				    fold_name_len(pp->in, id)) ? 2 : 1;
+	}
+	return *v == 2;
+}
+
+/* Location id of the inline group @fids[0..n) (leaf first, n > 1), made
+ * on first use; groups are keyed by their frame ids as text (fold_intern
+ * would rewrite ';' and newline bytes of a binary key). 0 on ENOMEM. */
+static u64 group_location_id(struct pp *pp, const u32 *fids, u32 n)
+{
+	char *key = NULL;
+	size_t len = 0, cap = 0;
+	u64 *v, loc = 0;
+	u32 i, kid;
+
+	for (i = 0; i < n; i++) {
+		if (ensure_mem((void **)&key, &cap, 1, len + 12)) {
+			free(key);
+			return 0;
+		}
+		len += (size_t)snprintf(key + len, cap - len, "%u,", fids[i]);
+	}
+	kid = fold_intern(pp->grpkeys, key, len);
+	free(key);
+	if (kid == FOLD_NO_ID)
+		return 0;
+	v = idmap_get(&pp->grp_of, kid);
+	if (v)
+		return *v;
+	loc = new_location(pp, fids, n);
+	if (!loc || !(v = idmap_put(&pp->grp_of, kid)))
+		return 0;
+	*v = loc;
+	return loc;
 }
 
 static PLabel *new_label(struct pp *pp, s64 key)
@@ -446,13 +526,30 @@ static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
 		       pp->nloc_ids + (nr - root)))
 		return -ENOMEM;
 	for (j = nr; j-- > root;) {
-		u64 loc = location_id(pp, ids[j]);
+		u32 k = j, g[64], n;
+		u64 loc;
+		int in = 0;
 
+		/* ids[k] inlined into ids[k - 1]: one Location from the leaf-most
+		 * frame j up to the first frame that is not inlined. */
+		while (pp->inlined_fn && k > root && j - k + 1 < ARRAY_SIZE(g) &&
+		       (in = is_inlined(pp, ids[k])) == 1)
+			k--;
+		if (in < 0)
+			return -ENOMEM;
+		if (k == j) {
+			loc = location_id(pp, ids[j]);
+		} else {
+			for (n = 0; n <= j - k; n++)
+				g[n] = ids[j - n];
+			loc = group_location_id(pp, g, n);
+			j = k;
+		}
 		if (!loc)
 			return -ENOMEM;
 		pp->loc_ids[pp->nloc_ids++] = loc;
 	}
-	ref->nloc = nr - root;
+	ref->nloc = (u32)(pp->nloc_ids - ref->loc_off);
 	pp->values[pp->nsamples] = (s64)count;
 	pp->nsamples++;
 	return 0;
@@ -578,7 +675,7 @@ static int assemble(struct pp *pp, bool clock_ns, FILE *out)
 	pt = vt;
 	sp = xreallocarray(NULL, pp->nsamples + 1, sizeof(*sp));
 	lp = xreallocarray(NULL, pp->nlocs + 1, sizeof(*lp));
-	linep = xreallocarray(NULL, pp->nlocs + 1, sizeof(*linep));
+	linep = xreallocarray(NULL, pp->nlines + 1, sizeof(*linep));
 	fp = xreallocarray(NULL, pp->nfns + 1, sizeof(*fp));
 	mp = xreallocarray(NULL, pp->nmaps + 1, sizeof(*mp));
 	labp = xreallocarray(NULL, pp->nlabref + 1, sizeof(*labp));
@@ -602,10 +699,10 @@ static int assemble(struct pp *pp, bool clock_ns, FILE *out)
 		s->label = labp + r->lab_off;
 		sp[i] = s;
 	}
-	for (i = 0; i < pp->nlocs; i++) {
+	for (i = 0; i < pp->nlines; i++)
 		linep[i] = &pp->lines[i];
-		pp->locs[i].n_line = 1;
-		pp->locs[i].line = &linep[i];
+	for (i = 0; i < pp->nlocs; i++) {
+		pp->locs[i].line = linep + pp->loc_lo[i];
 		lp[i] = &pp->locs[i];
 	}
 	for (i = 0; i < pp->nfns; i++)
@@ -663,6 +760,10 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 	if (!err)
 		err = perfspy_folder__new(&pp.mapkeys);
 	if (!err)
+		err = perfspy_folder__new(&pp.grpkeys);
+	pp.inlined_fn = OPTS_GET(opts, frame_inlined, NULL);
+	pp.inlined_ctx = OPTS_GET(opts, frame_inlined_ctx, NULL);
+	if (!err)
 		err = fold_sorted(f, &idx);
 	if (!err)
 		err = rp_new(f, NULL, true, &pp.rep);
@@ -697,6 +798,10 @@ out:
 	perfspy_folder__free(pp.str.f);
 	perfspy_folder__free(pp.fnkeys);
 	perfspy_folder__free(pp.mapkeys);
+	perfspy_folder__free(pp.grpkeys);
+	idmap_free(&pp.inl_of);
+	idmap_free(&pp.grp_of);
+	free(pp.loc_lo);
 	idmap_free(&pp.loc_of);
 	free(pp.locs);
 	free(pp.lines);

@@ -57,10 +57,11 @@ def traces(path):
             m = re.fullmatch(r"\s+(\d+)   (.*)", line)
             if m and n is None:
                 n = int(m.group(1))
-                frames.append(m.group(2))
+                frames.append(m.group(2).removesuffix(" (inline)"))
                 continue
             if n is not None and line.strip():
-                frames.append(line.strip())
+                # go tool pprof marks the inlined Lines of a Location
+                frames.append(line.strip().removesuffix(" (inline)"))
     flush()
     # thread/tid both present or neither
     out = Counter()

@@ -42,6 +42,16 @@ fi
 pp -raw "$SCRATCH/a.pb.gz" >"$SCRATCH/rawdump" || fail "-raw failed"
 grep -Eq ' level2 chain\.c:[0-9]+ ' "$SCRATCH/rawdump" && pass "-raw: level2 at chain.c:LINE" ||
 	fail "-raw: no 'level2 chain.c:N' line: $(grep -m3 level2 "$SCRATCH/rawdump")"
+# level3 is always_inline in level2 (src/chain.c): one Location, two Lines,
+# the inlined callee first.
+if awk '/^Locations/ {on = 1} /^Mappings/ {on = 0}
+	on && / level3 chain\.c:[0-9]+ / {l3 = NR}
+	on && l3 && NR == l3 + 1 && /^ +level2 chain\.c:[0-9]+ / {ok = 1}
+	END {exit !ok}' "$SCRATCH/rawdump"; then
+	pass "-raw: inlined level3 is a Line of level2's Location"
+else
+	fail "-raw: no Location with Lines level3 then level2: $(grep -A1 ' level3 ' "$SCRATCH/rawdump" | head -4)"
+fi
 grep -q '\[kernel.kallsyms\]' "$SCRATCH/rawdump" && pass "-raw: a mapping for kernel frames" ||
 	fail "-raw: no [kernel.kallsyms] mapping"
 

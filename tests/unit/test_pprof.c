@@ -343,6 +343,58 @@ static void test_dsos(void)
 	perfspy_folder__free(back);
 }
 
+/* Frames the callback calls inlined become Lines of the next frame's
+ * Location (callee first); reading back gives the same stacks. */
+static bool inl(void *ctx, const char *s, size_t len)
+{
+	(void)ctx;
+	return len > 9 && !strncmp(s, "in2 (a.c:", 9);
+}
+
+static void test_inlined(void)
+{
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .frame_inlined = inl);
+	struct perfspy_folder *f, *back;
+	char *buf = NULL, *raw, *raw2;
+	size_t len = 0, i, two = 0, three = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	PProfile *p;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7);leaf (b.c:2)", 2);
+	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7)", 3);
+	add(f, "in2 (a.c:8)", 1); /* inlined, but nothing above it: alone */
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	p = decode(buf, len);
+	for (i = 0; p && i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+
+		if (l->n_line == 2) {
+			two++;
+			T_EQ_INT(l->line[0]->line, 7);
+			T_EQ_INT(l->line[1]->line, 9);
+		}
+		three += l->n_line > 2;
+	}
+	T_EQ_INT(two, 1);
+	T_EQ_INT(three, 0);
+	/* main, outer with in2:7, leaf, and in2:8 alone (no frame above it) */
+	T_EQ_INT(p ? p->n_location : 0, 4);
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	free(raw);
+	free(raw2);
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_folder__free(back);
+}
+
 static void test_add_folder(void)
 {
 	struct perfspy_folder *a = shape_folder(0), *b, *c;
@@ -372,6 +424,7 @@ int main(void)
 	test_tables();
 	test_hostile();
 	test_dsos();
+	test_inlined();
 	test_add_folder();
 	TEST_MAIN_END();
 }
