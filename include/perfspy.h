@@ -442,7 +442,9 @@ struct perfspy_write_opts {
  *   raw: `frame;...;frame COUNT\n`, root first, lines sorted bytewise;
  *   flamegraph: one SVG document (frames narrower than 0.1 px of the
  *     1200 px image are left out, as flamegraph.pl's --minwidth does);
- *   speedscope: one JSON document (unit "none": weights are the counts).
+ *   speedscope: one JSON document (unit "none": weights are the counts);
+ *   pprof: one gzipped profile.proto Profile (see PERFSPY_FORMAT_PPROF
+ *     and the pprof fields of perfspy_write_opts).
  * Every format gives the same bytes for the same stacks. The caller owns
  * @out (it is not closed).
  * Returns 0, -EIO if a write failed, -ENOMEM, -EINVAL for an unknown
