@@ -46,7 +46,7 @@ LIBPERF_CFLAGS := -I$(DEPS)/libperf/include
 LIBPERF_STAMP := $(DEPS)/libperf/.stamp
 endif
 
-PKGS := libdw libelf libzstd libtraceevent
+PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c libdebuginfod
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -83,7 +83,7 @@ SHLIB := $(O)/libperfspy.so.$(VERSION)
 STLIB := $(O)/libperfspy.a
 
 .PHONY: all deps check check-unit check-e2e demo bench asan ubsan install \
-	uninstall clean check-abi fuzz help compile_commands.json
+	uninstall clean check-abi fuzz help compile_commands.json proto
 .DELETE_ON_ERROR:
 
 all: $(O)/perfspy $(SHLIB) $(O)/libperfspy.so $(O)/perfspy.pc
@@ -147,6 +147,11 @@ $(O)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(STLIB)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) \
 		-DFUZZ_TARGET='"$*"' -o $@ $< tests/fuzz/driver.c $(STLIB) $(LIBS)
+
+# The pprof messages' C code is generated once and committed (the build
+# needs only libprotobuf-c); regenerate after editing pprof.proto.
+proto:
+	$(Q)cd libconv/folded && protoc-c --c_out=. pprof.proto
 
 # libFuzzer builds (clang) in build-fuzz/; FUZZ_SECONDS per target.
 fuzz:

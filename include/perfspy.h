@@ -149,9 +149,13 @@ struct perfspy_open_opts {
 	 * errors only. Without it 0 means PERFSPY_LOG_WARN, which is what
 	 * callers written before this field get. */
 	bool log_level_set;
+	/* debuginfod (issue 14): when $DEBUGINFOD_URLS names servers, debug
+	 * info and binaries missing here are fetched from them by build id
+	 * (libdebuginfod: cached, $DEBUGINFOD_TIMEOUT); true never asks. */
+	bool no_debuginfod;
 	size_t : 0;
 };
-#define perfspy_open_opts__last_field log_level_set
+#define perfspy_open_opts__last_field no_debuginfod
 
 /*
  * Open @path ("-" reads standard input as a stream). Only the header is
@@ -388,6 +392,29 @@ struct perfspy_thread {
 PERFSPY_API int perfspy_session__thread(const struct perfspy_session *s,
 					uint32_t idx, struct perfspy_thread *t);
 
+/* A binary or library the samples ran in (issue 14: pprof Mappings). */
+struct perfspy_dso {
+	size_t sz;
+	const char *path;     /* as recorded ("/usr/lib/x86_64-linux-gnu/libc.so.6") */
+	const char *build_id; /* lower-case hex, NULL if the file has none recorded */
+	size_t : 0;
+};
+
+/* Fill @d for DSO @idx, DSOs sorted by path; -ENOENT past the end. Valid
+ * after a pass; the strings live until the session is closed. */
+PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s,
+				     uint32_t idx, struct perfspy_dso *d);
+
+/*
+ * After perfspy_session__convert(): was frame text @frame (of the folder
+ * it filled, which must still be alive) emitted as an inlined callee of
+ * the frame above it? A function inlined at one call site and called at
+ * another reads as inlined. (issue 14: pprof Lines; usable as
+ * perfspy_write_opts.frame_inlined with the session as context.)
+ */
+PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
+					       const char *frame, size_t len);
+
 /*
  * Non-fatal counters: what was skipped and why.
  */
@@ -443,6 +470,12 @@ enum perfspy_format {
 	/* speedscope's JSON file format, one sampled profile per
 	 * `thread (TID)...` root frame. */
 	PERFSPY_FORMAT_SPEEDSCOPE = 2,
+	/* pprof (issue 14): a gzipped perftools.profiles.Profile, as
+	 * google/pprof's profile.proto defines it, for `go tool pprof`,
+	 * Pyroscope and Parca. Root frames become sample labels (tid,
+	 * thread, pid, comm, and key for `[key=value]`), and each sample
+	 * has the label category (perfspy_report's, built-in rules). */
+	PERFSPY_FORMAT_PPROF = 3,
 };
 
 struct perfspy_write_opts {
@@ -451,16 +484,35 @@ struct perfspy_write_opts {
 	/* SVG title and speedscope file name; NULL means "perfspy". Text
 	 * only (escaped on output), never markup. */
 	const char *title;
+	/* pprof (issue 14): the weights are nanoseconds (periods of a clock
+	 * event such as cpu-clock or task-clock): the sample type is
+	 * cpu/nanoseconds instead of samples/count. Other formats ignore it. */
+	bool clock_ns;
+	/* pprof (issue 14): where the libraries named in frames come from,
+	 * e.g. from perfspy_session__dso(): a frame `f (libc.so.6)` gets the
+	 * Mapping of the first path whose last component is libc.so.6, with
+	 * its build id (NULL entries: none). Other formats ignore them. */
+	const char *const *dso_paths;
+	const char *const *dso_build_ids;
+	size_t nr_dsos;
+	/* pprof (issue 14): true for a frame that is an inlined callee of
+	 * the frame above it (perfspy_session__frame_inlined()); such frames
+	 * become Lines of their caller's Location. NULL: one Location per
+	 * frame. Other formats ignore it. */
+	bool (*frame_inlined)(void *ctx, const char *frame, size_t len);
+	void *frame_inlined_ctx;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field title
+#define perfspy_write_opts__last_field frame_inlined_ctx
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
  *   raw: `frame;...;frame COUNT\n`, root first, lines sorted bytewise;
  *   flamegraph: one SVG document (frames narrower than 0.1 px of the
  *     1200 px image are left out, as flamegraph.pl's --minwidth does);
- *   speedscope: one JSON document (unit "none": weights are the counts).
+ *   speedscope: one JSON document (unit "none": weights are the counts);
+ *   pprof: one gzipped profile.proto Profile (see PERFSPY_FORMAT_PPROF
+ *     and the pprof fields of perfspy_write_opts).
  * Every format gives the same bytes for the same stacks. The caller owns
  * @out (it is not closed).
  * Returns 0, -EIO if a write failed, -ENOMEM, -EINVAL for an unknown
@@ -552,6 +604,36 @@ PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f,
 PERFSPY_API int perfspy_folder__read_folded_fd(struct perfspy_folder *f, int fd,
 					       const struct perfspy_read_opts *opts,
 					       struct perfspy_read_stats *stats);
+
+/*
+ * pprof input and combining (issue 14; `perfspy combine`).
+ *
+ * Add a pprof profile (gzipped or not) to @f: the file @path, or when
+ * @path is NULL the @len bytes at @buf. Frames are rebuilt as perfspy
+ * writes them (`name (file:line)`, `name (library)`), a Location's inlined
+ * Lines as several frames; labels tid/thread and pid/comm become
+ * `thread (TID): NAME` and `process PID:"comm"` roots, other string
+ * labels `[key=value]` roots. The value read is the default sample
+ * type's, else the last. Only @opts' log and display_name are used;
+ * @stats may be NULL (its format stays 0).
+ * Errors: -errno from reading @path, -ENOMEM, -EINVAL, -PERFSPY_E_OPTS,
+ * -PERFSPY_E_CAPTURE (not gzip/protobuf).
+ */
+PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f,
+					   const char *path, const void *buf,
+					   size_t len,
+					   const struct perfspy_read_opts *opts,
+					   struct perfspy_read_stats *stats);
+
+/*
+ * Add every stack of @src to @dst, under the root frame @root when it is
+ * not NULL (e.g. "[host=node1]", which the pprof writer turns into the
+ * label host=node1). Totals add up exactly. Errors: -EINVAL (NULL, or
+ * @dst == @src), -ENOMEM (@dst may then hold part of @src).
+ */
+PERFSPY_API int perfspy_folder__add_folder(struct perfspy_folder *dst,
+					   const struct perfspy_folder *src,
+					   const char *root);
 
 /* What perfspy_merge() does with perf's `thread (TID): NAME` roots. */
 enum perfspy_merge_roots {

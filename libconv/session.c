@@ -112,6 +112,7 @@ static int session_new(const struct perfspy_open_opts *opts,
 	so.symfs = OPTS_GET(opts, symfs, NULL);
 	so.buildid_dir = OPTS_GET(opts, buildid_dir, NULL);
 	so.kallsyms = OPTS_GET(opts, kallsyms, NULL);
+	so.no_debuginfod = OPTS_GET(opts, no_debuginfod, false);
 	so.log = &s->log;
 	err = sym_ctx_new(&so, &s->sym);
 	if (err) {
@@ -1143,4 +1144,34 @@ PERFSPY_API int perfspy_session__kernel(struct perfspy_session *s,
 	v.nr_kernel_samples = s->nr_kernel_samples;
 	memcpy(k, &v, v.sz);
 	return 0;
+}
+
+/* issue 14: the DSOs seen, for pprof Mappings (perfspy.h). */
+PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s, uint32_t idx,
+				     struct perfspy_dso *d)
+{
+	struct perfspy_dso v = { 0 };
+	const struct sym_dso_info *list;
+	size_t n;
+	int err;
+
+	if (!d || d->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	err = sym_dso_list(s->sym, &list, &n);
+	if (err)
+		return err;
+	if (idx >= n)
+		return -ENOENT;
+	v.sz = d->sz < sizeof(v) ? d->sz : sizeof(v);
+	v.path = list[idx].path;
+	v.build_id = list[idx].build_id;
+	memcpy(d, &v, v.sz);
+	return 0;
+}
+
+/* issue 14: inlined frames, for pprof Lines (perfspy.h). */
+PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
+					       const char *frame, size_t len)
+{
+	return s && s->stk_live && frame && stk_frame_inlined(&s->stk, frame, len);
 }

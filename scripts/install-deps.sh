@@ -9,9 +9,15 @@ set -euo pipefail
 # graph and speedscope output in it, headless.
 # python3-torch: a real PyTorch CPU training loop on the system Python
 # (tests/e2e/run-torch.sh).
+# libprotobuf-c-dev, zlib1g-dev: the pprof writer (gzipped protobuf);
+# protobuf-c-compiler: `make proto` regenerates libconv/folded/pprof.pb-c.*;
+# libdebuginfod-dev: symbols from $DEBUGINFOD_URLS servers; golang-go
+# (go tool pprof) and debuginfod (a local server): the pprof and debuginfod
+# e2e tests.
 pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
       libtraceevent-dev linux-source-6.1 linux-perf clang chromium shellcheck
-      python3-torch)
+      python3-torch libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+      libdebuginfod-dev golang-go debuginfod)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

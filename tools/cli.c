@@ -65,16 +65,34 @@ int cli_parse_num(const char *s, const char *what, long min, long max, long *out
 	return 0;
 }
 
+/* debuginfod (issue 14): libdebuginfod waits 90 s for a silent server by
+ * default (debuginfod_find_debuginfo(3), DEBUGINFOD_TIMEOUT); a converter
+ * should not hang that long, so the CLI's default is 10 s unless the
+ * user set one. Its download progress is info-level: shown by default
+ * when servers are configured. */
+static bool debuginfod_on(const struct cli_common *c)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (c->no_debuginfod || !urls || !*urls)
+		return false;
+	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+	return true;
+}
+
 struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 {
+	int level = cli_log_level(c);
 	PERFSPY_OPTS(perfspy_open_opts, o,
 		.log_fn = cli_log,
-		.log_level = cli_log_level(c),
+		.log_level = debuginfod_on(c) && level == PERFSPY_LOG_WARN ?
+			     PERFSPY_LOG_INFO : level,
 		.log_level_set = true,
 		.symfs = c->symfs,
 		.buildid_dir = c->buildid_dir,
 		.perf_map_dir = c->perf_map_dir,
 		.kallsyms = c->kallsyms,
+		.no_debuginfod = c->no_debuginfod,
 	);
 	struct perfspy_session *s;
 	char msg[256];

@@ -18,6 +18,7 @@ struct cli_common {
 	const char *buildid_dir;
 	const char *perf_map_dir;
 	const char *kallsyms; /* --kallsyms FILE */
+	bool no_debuginfod; /* never ask $DEBUGINFOD_URLS servers */
 	bool quiet;
 	int verbose;
 };
@@ -80,5 +81,6 @@ int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_combine(int argc, char **argv);
 
 #endif

@@ -27,7 +27,9 @@ static void convert_usage(FILE *f)
 		"                        (written to a temporary file, renamed on success)\n"
 		"      --format FMT      raw (py-spy folded stacks), flamegraph (interactive\n"
 		"                        SVG, root on top) or speedscope (JSON, one profile\n"
-		"                        per thread; implies --threads) [default: raw]\n"
+		"                        per thread; implies --threads) or pprof (gzipped\n"
+		"                        profile.proto for go tool pprof, Pyroscope, Parca;\n"
+		"                        thread roots become labels) [default: raw]\n"
 		"      --title TEXT      title of the SVG / name of the speedscope file\n"
 		"      --event NAME      event to fold, as `perfspy info` names it\n"
 		"                        [default: the one with the most samples, with\n"
@@ -53,6 +55,9 @@ static void convert_usage(FILE *f)
 		"      --kallsyms FILE   kernel symbols of the recorded kernel and boot\n"
 		"                        (its /proc/kallsyms, copied) [default: the build-id\n"
 		"                        cache, or /proc/kallsyms if this is that kernel]\n"
+		"      --no-debuginfod   never fetch missing debug info from the servers in\n"
+		"                        $DEBUGINFOD_URLS (asked only when it is set;\n"
+		"                        $DEBUGINFOD_TIMEOUT [default here: 10 s])\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -61,7 +66,7 @@ static void convert_usage(FILE *f)
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
        O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
        O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE,
-       O_KALLSYMS };
+       O_KALLSYMS, O_NO_DEBUGINFOD };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -84,6 +89,7 @@ static const struct option convert_opts[] = {
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "title", required_argument, NULL, O_TITLE },
+	{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -121,6 +127,56 @@ static void note_events(struct perfspy_session *s, const char *path,
 		if (!perfspy_session__event(s, i, &ev))
 			fprintf(stderr, " %s", ev.name);
 	fprintf(stderr, ")\n");
+}
+
+/* Is the folded event (@name, or the first) cpu-clock or task-clock, whose
+ * periods are nanoseconds? (perf_event.h: PERF_TYPE_SOFTWARE 1,
+ * PERF_COUNT_SW_CPU_CLOCK 0, PERF_COUNT_SW_TASK_CLOCK 1.) pprof then
+ * calls the weights cpu/nanoseconds. */
+static bool clock_event(struct perfspy_session *s, const char *name)
+{
+	PERFSPY_OPTS(perfspy_event, ev);
+	uint32_t i;
+
+	for (i = 0; !perfspy_session__event(s, i, &ev); i++)
+		if (!name || !strcmp(ev.name, name))
+			return ev.type == 1 && ev.config <= 1;
+	return false;
+}
+
+/* pprof Mappings: the session's DSO paths and build ids (perfspy.h,
+ * perfspy_write_opts.dso_paths). Arrays of the session's strings; the
+ * caller frees the two arrays. -1 on ENOMEM (the output then lacks them). */
+static int session_dsos(struct perfspy_session *s, struct perfspy_write_opts *wo)
+{
+	PERFSPY_OPTS(perfspy_dso, d);
+	const char **paths = NULL, **bids = NULL;
+	uint32_t n = 0, i;
+
+	while (!perfspy_session__dso(s, n, &d))
+		n++;
+	if (!n)
+		return 0;
+	paths = calloc(n, sizeof(*paths));
+	bids = calloc(n, sizeof(*bids));
+	if (!paths || !bids) {
+		free(paths);
+		free(bids);
+		return -1;
+	}
+	for (i = 0; i < n && !perfspy_session__dso(s, i, &d); i++) {
+		paths[i] = d.path;
+		bids[i] = d.build_id;
+	}
+	wo->dso_paths = paths;
+	wo->dso_build_ids = bids;
+	wo->nr_dsos = i;
+	return 0;
+}
+
+static bool frame_inlined(void *ctx, const char *frame, size_t len)
+{
+	return perfspy_session__frame_inlined(ctx, frame, len);
 }
 
 int cmd_convert(int argc, char **argv)
@@ -176,13 +232,16 @@ int cmd_convert(int argc, char **argv)
 				wo.format = PERFSPY_FORMAT_FLAMEGRAPH;
 			} else if (!strcmp(optarg, "speedscope")) {
 				wo.format = PERFSPY_FORMAT_SPEEDSCOPE;
+			} else if (!strcmp(optarg, "pprof")) {
+				wo.format = PERFSPY_FORMAT_PPROF;
 			} else {
-				cli_err("--format: expected raw, flamegraph or speedscope, got '%s'",
+				cli_err("--format: expected raw, flamegraph, speedscope or pprof, got '%s'",
 					optarg);
 				return 2;
 			}
 			break;
 		case O_TITLE: wo.title = optarg; break;
+		case O_NO_DEBUGINFOD: common.no_debuginfod = true; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;
@@ -208,6 +267,12 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	if (s && !common.quiet)
 		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
+	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
+	if (s && wo.format == PERFSPY_FORMAT_PPROF) {
+		session_dsos(s, &wo);
+		wo.frame_inlined = frame_inlined;
+		wo.frame_inlined_ctx = s;
+	}
 	if (cli_out_open(&o, out))
 		goto out;
 	err = perfspy_folder__write(f, o.f, &wo);
@@ -235,6 +300,8 @@ fail:
 		fputc('\n', stderr);
 	}
 out:
+	free((void *)wo.dso_paths);
+	free((void *)wo.dso_build_ids);
 	perfspy_folder__free(f);
 	perfspy_session__close(s);
 	return ret;

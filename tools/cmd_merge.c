@@ -27,7 +27,7 @@ static void merge_usage(FILE *f)
 		"                        standard input [default: perf.data]\n"
 		"  -o, --output FILE     where to write; '-' is standard output [default: -]\n"
 		"                        (written to a temporary file, renamed on success)\n"
-		"      --format F        raw, flamegraph (SVG) or speedscope [default: raw]\n"
+		"      --format F        raw, flamegraph (SVG), speedscope or pprof [default: raw]\n"
 		"      --threads         keep perf's `thread (TID): NAME` roots\n"
 		"                        [default: only when the captures have them]\n"
 		"      --no-threads      drop thread roots\n"
@@ -165,9 +165,10 @@ static int merge_opt(struct merge_args *a, int c)
 	case O_FORMAT:
 		a->format = !strcmp(optarg, "raw") ? PERFSPY_FORMAT_RAW :
 			    !strcmp(optarg, "flamegraph") ? PERFSPY_FORMAT_FLAMEGRAPH :
-			    !strcmp(optarg, "speedscope") ? PERFSPY_FORMAT_SPEEDSCOPE : -1;
+			    !strcmp(optarg, "speedscope") ? PERFSPY_FORMAT_SPEEDSCOPE :
+			    !strcmp(optarg, "pprof") ? PERFSPY_FORMAT_PPROF : -1;
 		if (a->format < 0)
-			cli_err("--format: expected raw, flamegraph or speedscope, got '%s'",
+			cli_err("--format: expected raw, flamegraph, speedscope or pprof, got '%s'",
 				optarg);
 		return a->format < 0 ? -1 : 0;
 	case O_THREADS: a->roots = PERFSPY_MERGE_ROOTS_KEEP; return 0;

@@ -21,6 +21,7 @@ static void usage(FILE *f)
 		"  report    where the CPU goes: shares by category, thread, Python frame\n"
 		"  merge     py-spy captures + perf samples: py-spy's Python lines over\n"
 		"            perf's counts and native frames\n"
+		"  combine   many nodes' or runs' profiles (pprof, folded) summed into one\n"
 		"\n"
 		"  perfspy <command> --help   options of a command\n"
 		"  perfspy --version          the version\n");
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "merge"))
 		return cmd_merge(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "combine"))
+		return cmd_combine(argc - 1, argv + 1);
 	cli_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return 2;

@@ -763,6 +763,7 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 	if (!err) {
 		r->cat_total[k.cat] += count;
 		r->total += count;
+		r->last_cat = k.cat;
 	}
 	return err;
 }
@@ -854,6 +855,8 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 	for (i = 0; !err && i < nr; i++) {
 		fold_stack(f, i, &ids, &n, &count);
 		err = rp_stack(r, &b, ids, n, count);
+		if (!err && r->stack_cat)
+			r->stack_cat[i] = r->last_cat;
 	}
 	idmap_free(&b.cache[0]);
 	idmap_free(&b.cache[1]);
@@ -870,6 +873,12 @@ PERFSPY_API int perfspy_report__new(const struct perfspy_folder *f,
 				    const struct perfspy_report_opts *opts,
 				    struct perfspy_report **out)
 {
+	return rp_new(f, opts, false, out);
+}
+
+int rp_new(const struct perfspy_folder *f, const struct perfspy_report_opts *opts,
+	   bool per_stack, struct perfspy_report **out)
+{
 	struct perfspy_report *r;
 	size_t i;
 	int err;
@@ -879,6 +888,12 @@ PERFSPY_API int perfspy_report__new(const struct perfspy_folder *f,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	if (per_stack &&
+	    !(r->stack_cat = xreallocarray(NULL, perfspy_folder__nr_stacks(f) + 1,
+					   sizeof(*r->stack_cat)))) {
+		free(r);
+		return -ENOMEM;
+	}
 	arena_init(&r->pats);
 	for (i = 0; i < REL_N; i++)
 		htab_init(&r->rel[i].tab, sizeof(struct rel_slot), 256);
@@ -927,6 +942,7 @@ PERFSPY_API void perfspy_report__free(struct perfspy_report *r)
 	free(r->cat_total);
 	free(r->cat_order);
 	free(r->rank);
+	free(r->stack_cat);
 	free(r);
 }
 

@@ -79,7 +79,15 @@ struct perfspy_report {
 	u32 *rank;		/* name id -> bytewise rank (built by report.c) */
 	struct log_sink log;
 	const char *rules_name;
+	u32 *stack_cat; /* rp_new(per_stack): each stack's category index */
+	u32 last_cat;	/* the category rp_stack() gave last */
 };
+
+/* perfspy_report__new(), and with @per_stack r->stack_cat[i] is the
+ * category of the folder's stack i (the pprof writer's `category`
+ * label). */
+int rp_new(const struct perfspy_folder *f, const struct perfspy_report_opts *opts,
+	   bool per_stack, struct perfspy_report **out);
 
 /* Intern @len bytes of @s into the report's names; RP_NONE on ENOMEM. */
 u32 rp_name(struct perfspy_report *r, const char *s, size_t len);

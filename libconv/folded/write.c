@@ -21,6 +21,8 @@ PERFSPY_API int perfspy_folder__write(const struct perfspy_folder *f,
 		return write_svg(f, out, OPTS_GET(opts, title, NULL));
 	case PERFSPY_FORMAT_SPEEDSCOPE:
 		return write_speedscope(f, out, OPTS_GET(opts, title, NULL));
+	case PERFSPY_FORMAT_PPROF:
+		return write_pprof(f, out, opts);
 	default:
 		return -EINVAL;
 	}

@@ -17,5 +17,7 @@ int write_raw(const struct perfspy_folder *f, FILE *out);
 int write_svg(const struct perfspy_folder *f, FILE *out, const char *title);
 int write_speedscope(const struct perfspy_folder *f, FILE *out,
 		     const char *title);
+int write_pprof(const struct perfspy_folder *f, FILE *out,
+		const struct perfspy_write_opts *opts);
 
 #endif

@@ -315,7 +315,7 @@ static void locate_self_vdso(struct sym_ctx *ctx, struct sym_dso *dso)
 }
 
 /* Candidates in the order of symbols.h: build-id cache, system debug
- * dir, <symfs><path>, <path>. Pseudo maps are never opened, except that
+ * dir, <symfs><path>, <path>, then debuginfod servers (debuginfod.c). Pseudo maps are never opened, except that
  * perf's cache keeps a copy of the [vdso] image. */
 void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 {
@@ -333,6 +333,8 @@ void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 		locate_debug(ctx, dso);
 	if (!dso->dbg && dso->elf && !pseudo)
 		locate_debuglink(ctx, dso);
+	if (!pseudo)
+		sym_debuginfod_locate(ctx, dso);
 	/* A debug file alone is useful only for its .symtab. */
 	if (!dso->elf && dso->dbg && !elf_has_section(dso->dbg, SHT_SYMTAB)) {
 		elf_end(dso->dbg);

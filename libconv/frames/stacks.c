@@ -87,7 +87,47 @@ void stk_free(struct stk_ctx *c)
 	free(c->stack);
 	free(c->sflags);
 	free(c->uframes);
+	idmap_free(&c->inlined);
 	memset(c, 0, sizeof(*c));
+}
+
+/* FNV-1a of the text, folded to the idmap's key range (UINT32_MAX is its
+ * empty key). */
+static u32 text_key(const char *s, size_t len)
+{
+	u32 h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (u8)s[i]) * 16777619u;
+	return h == UINT32_MAX ? h - 1 : h;
+}
+
+/* One frame id per text hash: two inlined texts with the same 32-bit
+ * hash keep the later one, and the other reads as not inlined (its Lines
+ * are then separate Locations, nothing worse). */
+static int mark_inlined(struct stk_ctx *c, u32 id)
+{
+	u64 *v;
+
+	if (id == FOLD_NO_ID || !c->folder)
+		return 0;
+	v = idmap_put(&c->inlined, text_key(fold_name(c->folder, id), fold_name_len(c->folder, id)));
+	if (!v)
+		return -ENOMEM;
+	*v = id;
+	return 0;
+}
+
+bool stk_frame_inlined(const struct stk_ctx *c, const char *s, size_t len)
+{
+	u64 *v;
+
+	if (!c->folder)
+		return false;
+	v = idmap_get(&c->inlined, text_key(s, len));
+	return v && fold_name_len(c->folder, (u32)*v) == len &&
+	       !memcmp(fold_name(c->folder, (u32)*v), s, len);
 }
 
 /* ------------------------------------------------------------ render */
@@ -185,7 +225,12 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 		u8 fl = py_is_interpreter_frame(frames[n - 1].func, path) &&
 			py_is_interpreter_frame(frames[i].func, path) ? FF_INTERP : 0;
 
-		err = add_id(c, native_frame(c, &frames[i], lib, ip), fl);
+		u32 id = native_frame(c, &frames[i], lib, ip);
+
+		err = add_id(c, id, fl);
+		/* frames[0 .. n-2] are inlined into the next one (symbols.h). */
+		if (!err && i < n - 1)
+			err = mark_inlined(c, id);
 		if (err)
 			return err;
 	}

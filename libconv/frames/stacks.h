@@ -17,6 +17,7 @@
 #include "machine.h"
 #include "python.h"
 #include "unwind.h"
+#include "common/write.h"
 
 struct perfspy_folder;
 struct perfspy_stats;
@@ -47,6 +48,10 @@ struct stk_ctx {
 	size_t cap_stack, cap_sflags;
 	struct unw_frame *uframes;
 
+	/* Frames emitted as inlined callees (issue 14, pprof Lines): a
+	 * hash of the frame text -> its id (stk_frame_inlined). */
+	struct idmap inlined;
+
 	s32 pid; /* the sample's process (for the unwinder's lookups) */
 	u64 unw_samples, unw_root, unw_cut, unw_lost;
 	u32 max_stack_used;
@@ -58,6 +63,12 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	     const struct py_opts *py, const struct stk_opts *o,
 	     struct perfspy_stats *stats);
 void stk_free(struct stk_ctx *c);
+
+/* Was frame text @s emitted as an inlined callee of the frame above it
+ * (one of sym_resolve's frames but the outermost)? A function inlined at
+ * one call site and called at another has one text for both: it then
+ * counts as inlined. */
+bool stk_frame_inlined(const struct stk_ctx *c, const char *s, size_t len);
 
 /*
  * Build the frames of @smp (event @ev) into c->stack, leaf first, and

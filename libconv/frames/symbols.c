@@ -71,6 +71,13 @@ struct dso_ent {
 /* ------------------------------------------------------------------ */
 /* Context and DSO table                                              */
 
+struct sym_dso *sym_dso_next(const struct sym_ctx *ctx, size_t *pos)
+{
+	struct dso_ent *e = htab_next(&ctx->dsos, pos);
+
+	return e ? e->d : NULL;
+}
+
 int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 {
 	struct sym_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -86,6 +93,7 @@ int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 	/* libelf requires the version handshake before elf_begin(). */
 	elf_version(EV_CURRENT);
 	ctx->log = opts ? opts->log : NULL;
+	ctx->no_debuginfod = opts && opts->no_debuginfod;
 	ctx->kallsyms = "/proc/kallsyms";
 	ctx->kallsyms_default = !opts || !opts->kallsyms;
 	if (opts && opts->kallsyms)
@@ -143,6 +151,8 @@ void sym_ctx_free(struct sym_ctx *ctx)
 	htab_free(&ctx->demangled);
 	strset_free(&ctx->paths);
 	free(ctx->ksyms);
+	sym_debuginfod_end(ctx);
+	free(ctx->dso_list);
 	arena_free(&ctx->arena);
 	free(ctx);
 }

@@ -28,6 +28,7 @@ struct sym_opts {
 	const char *buildid_dir; /* NULL: $HOME/.debug */
 	const char *kallsyms;	 /* NULL: /proc/kallsyms; "" disables */
 	const struct log_sink *log; /* may be NULL */
+	bool no_debuginfod;	    /* never ask $DEBUGINFOD_URLS servers */
 };
 
 int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out);
@@ -44,6 +45,15 @@ struct sym_stats {
 };
 
 void sym_ctx_stats(const struct sym_ctx *ctx, struct sym_stats *out);
+
+/* Every DSO seen so far, sorted by path (dso_list.c): its recorded path
+ * and build id (hex, NULL if unknown). The array is the ctx's, valid
+ * until the next call or sym_ctx_free(). 0 or -ENOMEM. */
+struct sym_dso_info {
+	const char *path;
+	const char *build_id;
+};
+int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n);
 
 /*
  * The DSO for a mapped file. @build_id may be NULL (unknown). The same

@@ -94,6 +94,10 @@ struct sym_ctx {
 	struct kern_sym *ksyms;
 	size_t nksyms;
 	struct sym_stats stats;
+	bool no_debuginfod;
+	struct sym_dfd *dfd; /* debuginfod.c's client, made on first use */
+	struct sym_dso_info *dso_list; /* dso_list.c's last list */
+	size_t dso_list_n;
 };
 
 /* symbols.c */
@@ -120,5 +124,13 @@ int sym_demangle_name(struct sym_ctx *ctx, const char *name, bool stable,
  * number of frames, 0 if DWARF knows nothing, or -ENOMEM. */
 int sym_dwarf_frames(struct sym_ctx *ctx, struct sym_dso *d, u64 pc,
 		     const char *outer, struct sym_frame *fr);
+
+/* debuginfod.c: ask $DEBUGINFOD_URLS servers for what sym_dso_locate()
+ * did not find (dso->elf, dso->dbg); the client's end. */
+void sym_debuginfod_locate(struct sym_ctx *ctx, struct sym_dso *dso);
+void sym_debuginfod_end(struct sym_ctx *ctx);
+
+/* The DSOs in table order, from *@pos = 0 on; NULL after the last. */
+struct sym_dso *sym_dso_next(const struct sym_ctx *ctx, size_t *pos);
 
 #endif

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The DSOs the symbolizer has seen, as a list sorted by path (then build
+ * id) for perfspy_session__dso(): the pprof writer's Mappings take their
+ * paths and build ids from it (issue 14). The list is rebuilt when DSOs
+ * were added since the last call; its strings live in the ctx's arena.
+ */
+#include "symbols_int.h"
+
+#include <errno.h>
+
+static int cmp_info(const void *a, const void *b)
+{
+	const struct sym_dso_info *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	return strcmp(x->build_id ? x->build_id : "", y->build_id ? y->build_id : "");
+}
+
+static const char *hex_of(struct sym_ctx *ctx, const u8 *b, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[2 * BUILD_ID_MAX + 1];
+	size_t i;
+
+	/* perf pads 20-byte ids to 24 bytes (dso_locate.c bid_hex). */
+	while (n > 20 && !b[n - 1])
+		n--;
+	for (i = 0; i < n; i++) {
+		buf[2 * i] = hex[b[i] >> 4];
+		buf[2 * i + 1] = hex[b[i] & 15];
+	}
+	buf[2 * n] = '\0';
+	return arena_strdup(&ctx->arena, buf);
+}
+
+int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n)
+{
+	struct sym_dso_info *v;
+	struct sym_dso *d;
+	size_t pos = 0, k = 0, nr = ctx->dsos.nr;
+
+	if (ctx->dso_list && ctx->dso_list_n == nr) {
+		*out = ctx->dso_list;
+		*n = ctx->dso_list_n;
+		return 0;
+	}
+	v = xreallocarray(NULL, nr + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (k < nr && (d = sym_dso_next(ctx, &pos))) {
+		v[k].path = d->name;
+		v[k].build_id = NULL;
+		if (d->bid_size && !(v[k].build_id = hex_of(ctx, d->bid, d->bid_size))) {
+			free(v);
+			return -ENOMEM;
+		}
+		k++;
+	}
+	qsort(v, k, sizeof(*v), cmp_info);
+	free(ctx->dso_list);
+	ctx->dso_list = v;
+	ctx->dso_list_n = k;
+	*out = v;
+	*n = k;
+	return 0;
+}

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pprof writer and reader (write_pprof.c, read_pprof.c) and
+ * perfspy_folder__add_folder(): every frame shape read back as written,
+ * the decoded Profile's tables (Functions shared across lines, Locations
+ * leaf first, labels from roots, Mappings per library, sample types),
+ * byte-identical output whatever the insertion order, hostile profiles.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#include "common/fold.h"
+#include "folded/pprof.pb-c.h"
+#include "perfspy.h"
+#include "test.h"
+
+typedef Perftools__Profiles__Profile PProfile;
+
+static char *mem_write(struct perfspy_folder *f, int format, bool clock_ns, size_t *len)
+{
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = format, .clock_ns = clock_ns);
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *mf = open_memstream(&buf, &n);
+
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void add(struct perfspy_folder *f, const char *line, uint64_t w)
+{
+	const char *fr[32];
+	char *copy = strdup(line), *save = NULL, *t;
+	size_t n = 0;
+
+	for (t = strtok_r(copy, ";", &save); t && n < 32; t = strtok_r(NULL, ";", &save))
+		fr[n++] = t;
+	T_EQ_INT(perfspy_folder__add(f, fr, n, w), 0);
+	free(copy);
+}
+
+static const char *const shapes[] = {
+	"thread (1234): worker;main (prog.c:10);f (a.c:10);g (libc.so.6)",
+	"thread (1234): worker;main (prog.c:10);f (a.c:12)",
+	"thread (0x7f00aa): MainThread;<module> (train.py:3);step (model.py:40)",
+	"thread (99);run (x.py);0x1f00 (libfoo.so)",
+	"process 42:\"python train.py --lr=0.1\";thread (43): py;main (prog.c:1)",
+	"[host=node1];thread (5): w;do_syscall_64 ([kernel.kallsyms])",
+	"[host=node1];[rack=r7];plain_name;with space (odd) text",
+	"schedule_[k];f (x:y:10);g ();h (file:0)",
+	"<module> (<frozen importlib._bootstrap>:241);py::Foo.bar:foo.py",
+	"a (b) c;x (lib (2).so)",
+};
+
+static struct perfspy_folder *shape_folder(int order)
+{
+	struct perfspy_folder *f;
+	size_t i, n = sizeof(shapes) / sizeof(shapes[0]);
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (i = 0; i < n; i++) {
+		size_t k = order ? n - 1 - i : i;
+
+		add(f, shapes[k], 10 + k);
+	}
+	return f;
+}
+
+static void test_round_trip(void)
+{
+	struct perfspy_folder *f = shape_folder(0), *back;
+	PERFSPY_OPTS(perfspy_read_stats, st);
+	char *pb, *raw, *raw2;
+	size_t len;
+
+	pb = mem_write(f, PERFSPY_FORMAT_PPROF, false, &len);
+	T(len > 18 && (u8)pb[0] == 0x1f && (u8)pb[1] == 0x8b);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, pb, len, NULL, &st), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	T_EQ_INT(st.samples, perfspy_folder__total(f));
+	T_EQ_INT(st.stacks, perfspy_folder__nr_stacks(f));
+	T_EQ_INT(st.bad, 0);
+	free(pb);
+	free(raw);
+	free(raw2);
+	perfspy_folder__free(back);
+	perfspy_folder__free(f);
+}
+
+static void test_deterministic(void)
+{
+	struct perfspy_folder *a = shape_folder(0), *b = shape_folder(1);
+	size_t la, lb;
+	char *pa = mem_write(a, PERFSPY_FORMAT_PPROF, false, &la);
+	char *pb = mem_write(b, PERFSPY_FORMAT_PPROF, false, &lb);
+
+	T(la == lb && !memcmp(pa, pb, la));
+	free(pa);
+	free(pb);
+	perfspy_folder__free(a);
+	perfspy_folder__free(b);
+}
+
+static PProfile *decode(const char *gz, size_t len)
+{
+	size_t cap = 1 << 20;
+	uLongf out = cap;
+	u8 *buf = malloc(cap);
+	z_stream z = { 0 };
+	PProfile *p;
+
+	T(inflateInit2(&z, 15 + 16) == Z_OK);
+	z.next_in = (Bytef *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = buf;
+	z.avail_out = (uInt)cap;
+	T(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	out = z.total_out;
+	inflateEnd(&z);
+	p = perftools__profiles__profile__unpack(NULL, out, buf);
+	free(buf);
+	T(p != NULL);
+	return p;
+}
+
+static const char *s_at(const PProfile *p, int64_t i)
+{
+	return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : "?";
+}
+
+static const Perftools__Profiles__Function *fn_of(const PProfile *p, uint64_t loc_id,
+						   int64_t *line, const char **map)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->n_location; i++) {
+		if (p->location[i]->id != loc_id)
+			continue;
+		*map = "";
+		for (j = 0; j < p->n_mapping; j++)
+			if (p->mapping[j]->id == p->location[i]->mapping_id)
+				*map = s_at(p, p->mapping[j]->filename);
+		T_EQ_INT(p->location[i]->n_line, 1);
+		*line = p->location[i]->line[0]->line;
+		for (j = 0; j < p->n_function; j++)
+			if (p->function[j]->id == p->location[i]->line[0]->function_id)
+				return p->function[j];
+	}
+	return NULL;
+}
+
+static const char *label(const PProfile *p, const Perftools__Profiles__Sample *s,
+			 const char *key, int64_t *num)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_label; i++)
+		if (!strcmp(s_at(p, s->label[i]->key), key)) {
+			*num = s->label[i]->num;
+			return s_at(p, s->label[i]->str);
+		}
+	return NULL;
+}
+
+static void test_tables(void)
+{
+	struct perfspy_folder *f;
+	const Perftools__Profiles__Function *fn;
+	const char *map;
+	size_t len, i, nf = 0;
+	int64_t line, num;
+	PProfile *p;
+	char *pb;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	add(f, "thread (1234): worker;main (prog.c:7);f (a.c:10);g (libc.so.6)", 3);
+	add(f, "thread (1234): worker;main (prog.c:7);f (a.c:12)", 2);
+	add(f, "process 42:\"python x.py\";step (model.py:40)", 1);
+	pb = mem_write(f, PERFSPY_FORMAT_PPROF, false, &len);
+	p = decode(pb, len);
+	if (!p)
+		return;
+	T_EQ_STR(s_at(p, 0), "");
+	T_EQ_INT(p->n_sample_type, 1);
+	T_EQ_STR(s_at(p, p->sample_type[0]->type), "samples");
+	T_EQ_STR(s_at(p, p->sample_type[0]->unit), "count");
+	T_EQ_INT(p->n_sample, 3);
+	/* f appears with two lines: one Function, two Locations. */
+	for (i = 0; i < p->n_function; i++)
+		nf += !strcmp(s_at(p, p->function[i]->name), "f");
+	T_EQ_INT(nf, 1);
+	T_EQ_INT(p->n_location, 5);
+	for (i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+
+		T_EQ_INT(s->n_value, 1);
+		if (s->value[0] == 3) { /* leaf first: g, f, main */
+			T_EQ_INT(s->n_location_id, 3);
+			fn = fn_of(p, s->location_id[0], &line, &map);
+			T(fn && !strcmp(s_at(p, fn->name), "g") && !*s_at(p, fn->filename));
+			T_EQ_STR(map, "libc.so.6");
+			fn = fn_of(p, s->location_id[1], &line, &map);
+			T(fn && !strcmp(s_at(p, fn->filename), "a.c") && line == 10);
+			fn = fn_of(p, s->location_id[2], &line, &map);
+			T(fn && !strcmp(s_at(p, fn->name), "main") && line == 7);
+			T_EQ_STR(label(p, s, "thread", &num), "worker");
+			T(label(p, s, "tid", &num) && num == 1234);
+			T_EQ_STR(label(p, s, "category", &num), "other native");
+		} else if (s->value[0] == 1) {
+			T_EQ_INT(s->n_location_id, 1);
+			fn = fn_of(p, s->location_id[0], &line, &map);
+			T(fn && !strcmp(s_at(p, fn->filename), "model.py") && line == 40);
+			T_EQ_STR(label(p, s, "comm", &num), "python x.py");
+			T(label(p, s, "pid", &num) && num == 42);
+			T(!label(p, s, "tid", &num));
+			T_EQ_STR(label(p, s, "category", &num), "Python code");
+		}
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(pb);
+
+	pb = mem_write(f, PERFSPY_FORMAT_PPROF, true, &len);
+	p = decode(pb, len);
+	if (p) {
+		T_EQ_STR(s_at(p, p->sample_type[0]->type), "cpu");
+		T_EQ_STR(s_at(p, p->sample_type[0]->unit), "nanoseconds");
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	}
+	free(pb);
+	perfspy_folder__free(f);
+}
+
+/* A profile built by hand, unzipped: references that lead nowhere. */
+static void test_hostile(void)
+{
+	PProfile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, *vtp = &vt;
+	Perftools__Profiles__Sample s1 = PERFTOOLS__PROFILES__SAMPLE__INIT,
+				    s2 = PERFTOOLS__PROFILES__SAMPLE__INIT,
+				    s3 = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Sample *sp[] = { &s1, &s2, &s3 };
+	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT, *lp = &loc;
+	Perftools__Profiles__Line ln = PERFTOOLS__PROFILES__LINE__INIT, *lnp = &ln;
+	Perftools__Profiles__Label lab = PERFTOOLS__PROFILES__LABEL__INIT, *labp = &lab;
+	char *strs[] = { "", "samples", "count" };
+	uint64_t good[] = { 7 }, bad[] = { 8 };
+	int64_t v1 = 5, v2 = 6, v3 = -1;
+	struct perfspy_folder *f;
+	PERFSPY_OPTS(perfspy_read_stats, st);
+	size_t n;
+	u8 *buf;
+	char *raw;
+
+	vt.type = 1;
+	vt.unit = 2;
+	ln.function_id = 99; /* no such function */
+	ln.line = 3;
+	loc.id = 7;
+	loc.n_line = 1;
+	loc.line = &lnp;
+	lab.key = 1000; /* string index out of range */
+	lab.str = 2000;
+	s1.n_location_id = 1, s1.location_id = good, s1.n_value = 1, s1.value = &v1;
+	s1.n_label = 1, s1.label = &labp;
+	s2.n_location_id = 1, s2.location_id = bad, s2.n_value = 1, s2.value = &v2;
+	s3.n_location_id = 1, s3.location_id = good, s3.n_value = 1, s3.value = &v3;
+	p.n_sample_type = 1, p.sample_type = &vtp;
+	p.n_sample = 3, p.sample = sp;
+	p.n_location = 1, p.location = &lp;
+	p.n_string_table = 3, p.string_table = strs;
+	n = perftools__profiles__profile__get_packed_size(&p);
+	buf = malloc(n);
+	perftools__profiles__profile__pack(&p, buf);
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__read_pprof(f, NULL, buf, n, NULL, &st), 0);
+	T_EQ_INT(st.samples, 5);
+	T_EQ_INT(st.bad, 2); /* unknown location; negative value */
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw, "[unknown] 5\n");
+	free(raw);
+	/* Not a profile, zipped or not. */
+	T_EQ_INT(perfspy_folder__read_pprof(f, NULL, "\x1f\x8b garbage", 10, NULL, NULL),
+		 -PERFSPY_E_CAPTURE);
+	T_EQ_INT(perfspy_folder__read_pprof(f, NULL, "\xff\xff\xff\xff\xff", 5, NULL, NULL),
+		 -PERFSPY_E_CAPTURE);
+	T_EQ_INT(perfspy_folder__read_pprof(f, "/nonexistent/x.pb.gz", NULL, 0, NULL, NULL),
+		 -ENOENT);
+	T_EQ_INT(perfspy_folder__total(f), 5);
+	free(buf);
+	perfspy_folder__free(f);
+}
+
+/* Mappings take the caller's DSO path and build id, matched on the last
+ * path component; reading back still names the library as frames do. */
+static void test_dsos(void)
+{
+	static const char *const paths[] = { "/opt/xlibc.so.6", "/lib/x86_64/libc.so.6",
+					     "/usr/lib/libc.so.6" };
+	static const char *const bids[] = { "aa", "0123abcd", "ff" };
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .dso_paths = paths,
+		     .dso_build_ids = bids, .nr_dsos = 3);
+	struct perfspy_folder *f, *back;
+	char *buf = NULL, *raw, *raw2;
+	size_t len = 0, i, found = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	PProfile *p;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	add(f, "main (m.c:3);malloc (libc.so.6);0x10 (libq.so)", 4);
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	p = decode(buf, len);
+	for (i = 0; p && i < p->n_mapping; i++) {
+		const char *fn = s_at(p, p->mapping[i]->filename);
+
+		if (!strcmp(fn, "/lib/x86_64/libc.so.6")) {
+			T_EQ_STR(s_at(p, p->mapping[i]->build_id), "0123abcd");
+			found++;
+		} else {
+			T_EQ_STR(fn, "libq.so");
+			T_EQ_INT(p->mapping[i]->build_id, 0);
+		}
+	}
+	T_EQ_INT(found, 1);
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	free(raw);
+	free(raw2);
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_folder__free(back);
+}
+
+/* Frames the callback calls inlined become Lines of the next frame's
+ * Location (callee first); reading back gives the same stacks. */
+static bool inl(void *ctx, const char *s, size_t len)
+{
+	(void)ctx;
+	return len > 9 && !strncmp(s, "in2 (a.c:", 9);
+}
+
+static void test_inlined(void)
+{
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .frame_inlined = inl);
+	struct perfspy_folder *f, *back;
+	char *buf = NULL, *raw, *raw2;
+	size_t len = 0, i, two = 0, three = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	PProfile *p;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7);leaf (b.c:2)", 2);
+	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7)", 3);
+	add(f, "in2 (a.c:8)", 1); /* inlined, but nothing above it: alone */
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	p = decode(buf, len);
+	for (i = 0; p && i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+
+		if (l->n_line == 2) {
+			two++;
+			T_EQ_INT(l->line[0]->line, 7);
+			T_EQ_INT(l->line[1]->line, 9);
+		}
+		three += l->n_line > 2;
+	}
+	T_EQ_INT(two, 1);
+	T_EQ_INT(three, 0);
+	/* main, outer with in2:7, leaf, and in2:8 alone (no frame above it) */
+	T_EQ_INT(p ? p->n_location : 0, 4);
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	free(raw);
+	free(raw2);
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_folder__free(back);
+}
+
+static void test_add_folder(void)
+{
+	struct perfspy_folder *a = shape_folder(0), *b, *c;
+	char *raw;
+
+	T_EQ_INT(perfspy_folder__new(&b), 0);
+	T_EQ_INT(perfspy_folder__new(&c), 0);
+	T_EQ_INT(perfspy_folder__add_folder(b, a, NULL), 0);
+	T_EQ_INT(perfspy_folder__add_folder(b, a, NULL), 0);
+	T_EQ_INT(perfspy_folder__total(b), 2 * perfspy_folder__total(a));
+	T_EQ_INT(perfspy_folder__nr_stacks(b), perfspy_folder__nr_stacks(a));
+	T_EQ_INT(perfspy_folder__add_folder(a, a, NULL), -EINVAL);
+	add(c, "x;y", 2);
+	T_EQ_INT(perfspy_folder__add_folder(b, c, "[host=n2]"), 0);
+	raw = mem_write(b, PERFSPY_FORMAT_RAW, false, NULL);
+	T(strstr(raw, "\n[host=n2];x;y 2\n") != NULL);
+	free(raw);
+	perfspy_folder__free(a);
+	perfspy_folder__free(b);
+	perfspy_folder__free(c);
+}
+
+int main(void)
+{
+	test_round_trip();
+	test_deterministic();
+	test_tables();
+	test_hostile();
+	test_dsos();
+	test_inlined();
+	test_add_folder();
+	TEST_MAIN_END();
+}
