@@ -43,7 +43,7 @@
 EXPORT struct perf_dlfilter_fns perf_dlfilter_fns;
 
 /* Does a struct of @size bytes reach the end of @field? */
-#define HAS(ptr, type, size, field) \
+#define HAS(type, size, field) \
 	((size) >= offsetof(type, field) + sizeof(((type *)0)->field))
 #define FN_HAS(field) \
 	(perf_dlfilter_fns.field != NULL)
@@ -109,7 +109,10 @@ static int parse_args(struct state *st, void *ctx)
 		} else if (!strcmp(a, "format=flamegraph")) {
 			st->format = PERFSPY_FORMAT_FLAMEGRAPH;
 		} else if (!strcmp(a, "format=speedscope")) {
+			/* One profile per thread, as `perfspy convert
+			 * --format speedscope` implies --threads. */
 			st->format = PERFSPY_FORMAT_SPEEDSCOPE;
+			st->threads = true;
 		} else if (!strncmp(a, "event=", 6) && a[6]) {
 			free(st->event);
 			if (!(st->event = strdup(a + 6)))
@@ -364,13 +367,13 @@ static int fold(struct state *st, const struct perf_dlfilter_sample *s, void *ct
 EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *ctx)
 {
 	struct state *st = data;
-	const char *ev = HAS(s, struct perf_dlfilter_sample, s->size, event) ?
+	const char *ev = HAS(struct perf_dlfilter_sample, s->size, event) ?
 		s->event : NULL;
 	bool dwarf;
 	size_t n;
 	int err;
 
-	if (!HAS(s, struct perf_dlfilter_sample, s->size, raw_callchain))
+	if (!st || !HAS(struct perf_dlfilter_sample, s->size, raw_callchain))
 		return 1;
 	/* One event, as `perfspy convert` folds one: the first one seen
 	 * unless event=NAME chose it. */
@@ -405,11 +408,16 @@ EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *
 EXPORT int stop(void *data, void *ctx)
 {
 	struct state *st = data;
-	PERFSPY_OPTS(perfspy_write_opts, wo, .format = st->format);
+	PERFSPY_OPTS(perfspy_write_opts, wo);
 	FILE *f;
 	int err;
 
 	(void)ctx;
+	/* perf calls stop() even when start() failed (util/dlfilter.c:
+	 * dlfilter__cleanup), with no data. */
+	if (!st)
+		return 0;
+	wo.format = st->format;
 	f = fopen(st->out_path, "w");
 	if (!f) {
 		err = -errno;

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# e2e: the perf dlfilter plugin ($O/perfspy-dlfilter.so, plugin/) against
+# `perfspy convert` on the same recordings. Frame-pointer (-g) recordings of
+# the C, C++, threaded and forking workloads: the plugin's stacks equal
+# convert's on >= 99.5% of the samples (per stack, the smaller of the two
+# counts, summed, over convert's total), with and without `threads`; the
+# output formats and Python naming options give the same bytes as convert's.
+# A DWARF recording: one note on stderr, kernel frames only, exit 0.
+# Not covered: Python built with frame pointers (no such CPython here).
+. "$(dirname "$0")/lib.sh"
+
+need_perf
+need_perfspy
+need_python
+scratch
+
+PLUGIN=${PLUGIN:-$O/perfspy-dlfilter.so}
+[ -f "$PLUGIN" ] || die "$PLUGIN not built (make; needs perf/perf_dlfilter.h)"
+"$PERF" script --help 2>&1 | grep -q -- '--dlfilter' ||
+	"$PERF" script --list-dlfilters >/dev/null 2>&1 ||
+	skip "this perf has no --dlfilter (perf 5.14 or newer needed)"
+
+# plugin OUT DATA [DLARG...]: run perf script with the plugin; stderr in OUT.err.
+plugin() {
+	local out=$1 data=$2 a
+	shift 2
+	local -a args=()
+	for a in "$@"; do args+=(--dlarg "$a"); done
+	"$PERF" script -i "$data" --dlfilter "$PLUGIN" --dlarg "$out" "${args[@]}" \
+		>"$out.stdout" 2>"$out.err"
+}
+
+# agree WANT GOT: per-mille of WANT's samples whose stack GOT has with at
+# least that count (sum over stacks of min(count_want, count_got) / total).
+agree() {
+	awk '{ n = $NF; sub(/ [0-9]+$/, "")
+	       if (FILENAME == ARGV[1]) { w[$0] += n; tot += n } else g[$0] += n }
+	     END { for (s in w) m += (w[s] < g[s] ? w[s] : g[s])
+		   printf "%d %d %d\n", tot ? int(m * 1000 / tot) : 0, m, tot }' "$1" "$2"
+}
+
+for w in chain cxx threads fork; do
+	record "$w" fp
+	data=$REC
+	say "recording: $data"
+	nperf=$(perf_samples "$data")
+	for t in "" threads; do
+		what="$w fp${t:+ threads}"
+		convert "$SCRATCH/$w.conv$t" -i "$data" ${t:+--threads} || continue
+		if ! plugin "$SCRATCH/$w.plug$t" "$data" $t; then
+			fail "$what: perf script --dlfilter exited non-zero: $(head -c 300 "$SCRATCH/$w.plug$t.err")"
+			continue
+		fi
+		if [ -s "$SCRATCH/$w.plug$t.stdout" ]; then
+			fail "$what: perf script printed samples (the filter must drop them)"
+		fi
+		check_format "$SCRATCH/$w.plug$t" "$what plugin"
+		read -r pm m tot < <(agree "$SCRATCH/$w.conv$t" "$SCRATCH/$w.plug$t")
+		ptot=$(total "$SCRATCH/$w.plug$t")
+		if [ "$tot" -gt 100 ] && [ "$pm" -ge 995 ] && [ "$ptot" = "$tot" ]; then
+			pass "$what: plugin = convert on $m of $tot samples (${pm}‰), totals equal"
+		else
+			fail "$what: plugin = convert on $m of $tot samples (${pm}‰ < 995‰ or <= 100), plugin total $ptot"
+			diff "$SCRATCH/$w.conv$t" "$SCRATCH/$w.plug$t" | head -6
+		fi
+		if [ "$ptot" = "$nperf" ]; then
+			pass "$what: plugin total $ptot = perf report -D count"
+		else
+			fail "$what: plugin total $ptot, perf report -D counts $nperf"
+		fi
+		if [ -n "$t" ]; then
+			if grep -qv '^thread ([0-9]*)' "$SCRATCH/$w.plug$t"; then
+				fail "$what: a stack without a thread root: $(grep -v '^thread (' "$SCRATCH/$w.plug$t" | head -1)"
+			else
+				pass "$what: every stack has a thread root"
+			fi
+		fi
+	done
+done
+
+# Our own frames are there, not just agreement: chain.glob against the plugin.
+check_globs "$SCRATCH/chain.plug" "$E2E_EXPECT/chain.glob"
+
+# Formats: the same bytes as convert's.
+data=$E2E_DATA/cxx-fp.data
+for f in flamegraph speedscope; do
+	convert "$SCRATCH/c.$f" -i "$data" --format "$f" || continue
+	if plugin "$SCRATCH/p.$f" "$data" "format=$f" && cmp -s "$SCRATCH/c.$f" "$SCRATCH/p.$f"; then
+		pass "format=$f: same bytes as convert --format $f"
+	else
+		fail "format=$f differs from convert --format $f: $(head -c 300 "$SCRATCH/p.$f.err")"
+	fi
+done
+
+# Bad arguments: perf script fails (not by a signal: perf calls stop()
+# after a failed start()), with our message.
+rc=0
+plugin "$SCRATCH/bad" "$data" "bogus=1" || rc=$?
+if [ "$rc" = 0 ] || [ "$rc" -ge 128 ] && [ "$rc" -le 159 ]; then
+	fail "an unknown --dlarg: perf script exited $rc (want a plain failure)"
+elif grep -q "unknown --dlarg 'bogus=1'" "$SCRATCH/bad.err"; then
+	pass "an unknown --dlarg fails (exit $rc) with a message"
+else
+	fail "an unknown --dlarg: no message: $(head -c 300 "$SCRATCH/bad.err")"
+fi
+
+# DWARF: the user stacks are in dumps perf keeps from a dlfilter.
+record chain dwarf
+data=$REC
+say "recording: $data"
+nperf=$(perf_samples "$data")
+if plugin "$SCRATCH/dw" "$data"; then
+	pass "DWARF recording: exit 0"
+	n=$(grep -c 'DWARF recording' "$SCRATCH/dw.err")
+	if [ "$n" = 1 ] && grep -q 'perfspy convert' "$SCRATCH/dw.err"; then
+		pass "DWARF recording: one note, naming perfspy convert"
+	else
+		fail "DWARF recording: $n notes: $(head -c 300 "$SCRATCH/dw.err")"
+	fi
+	bad=$(sed 's/ [0-9]*$//' "$SCRATCH/dw" | tr ';' '\n' |
+		grep -v ' (\[kernel\.kallsyms\])$' | grep -vxF '[user stack not available to a dlfilter]' | head -1)
+	if [ -z "$bad" ] && grep -q 'kallsyms' "$SCRATCH/dw"; then
+		pass "DWARF recording: kernel frames only (user-mode samples marked)"
+	else
+		fail "DWARF recording: a frame that is not a kernel frame: ${bad:-no kernel frame at all}"
+	fi
+	if [ "$(total "$SCRATCH/dw")" = "$nperf" ]; then
+		pass "DWARF recording: every sample counted ($nperf)"
+	else
+		fail "DWARF recording: total $(total "$SCRATCH/dw"), perf counts $nperf"
+	fi
+else
+	fail "DWARF recording: perf script --dlfilter exited non-zero: $(head -c 300 "$SCRATCH/dw.err")"
+fi
+
+finish
