@@ -171,7 +171,12 @@ PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
 		const struct perfspy_location *l =
 			(const void *)((const char *)locs + i * stride);
 
-		if (l->sz != stride || !OPTS_VALID(l, perfspy_location))
+		/* Bytes past the struct this library knows must be zero (a
+		 * field it cannot honour); its own padding after is_return
+		 * is not checked: locations are filled per address, often
+		 * by assignment, which need not copy padding. */
+		if (l->sz != stride || stride < sizeof(size_t) ||
+		    !opts_tail_zero(l, sizeof(*l), stride))
 			return -PERFSPY_E_OPTS;
 		err = push_loc(s, l, &n);
 		if (err)
