@@ -19,8 +19,8 @@ scratch
 
 PLUGIN=${PLUGIN:-$O/perfspy-dlfilter.so}
 [ -f "$PLUGIN" ] || die "$PLUGIN not built (make; needs perf/perf_dlfilter.h)"
-"$PERF" script --help 2>&1 | grep -q -- '--dlfilter' ||
-	"$PERF" script --list-dlfilters >/dev/null 2>&1 ||
+# --list-dlfilters came with --dlfilter (perf 5.14); older perfs reject it.
+"$PERF" script --list-dlfilters >/dev/null 2>&1 ||
 	skip "this perf has no --dlfilter (perf 5.14 or newer needed)"
 
 # plugin OUT DATA [DLARG...]: run perf script with the plugin; stderr in OUT.err.
