@@ -60,7 +60,7 @@ struct state {
 	size_t cap_locs;
 	const char **frames; /* a stack with its thread root */
 	size_t cap_frames;
-	unsigned long long samples, dwarf_samples, errors;
+	unsigned long long samples, errors;
 	bool dwarf_said;
 	char *kernel_bid; /* the kernel's build id, asked once */
 	size_t kernel_bid_size;
@@ -181,7 +181,10 @@ static int grow(void **p, size_t *cap, size_t elem, size_t need)
 }
 
 /* perf's kernel build id, for the symbolizer to find the recorded
- * kernel's kallsyms in the build-id cache as `perfspy convert` does. */
+ * kernel's kallsyms in the build-id cache as `perfspy convert` does. The
+ * symbolizer takes it with the first kernel address only; when that lies
+ * in a module, whose build id is not the kernel's, none is given and
+ * kallsyms is read as it is (/proc/kallsyms). */
 static void kernel_build_id(struct state *st, void *ctx, __u64 ip)
 {
 	struct perf_dlfilter_al al;
@@ -192,7 +195,8 @@ static void kernel_build_id(struct state *st, void *ctx, __u64 ip)
 	memset(&al, 0, sizeof(al));
 	al.size = sizeof(al);
 	if (!FN_HAS(resolve_address) || perf_dlfilter_fns.resolve_address(ctx, ip, &al) ||
-	    !al.buildid || !al.buildid_size)
+	    !al.dso || strcmp(al.dso, "[kernel.kallsyms]") || !al.buildid ||
+	    !al.buildid_size)
 		return;
 	st->kernel_bid = malloc(al.buildid_size);
 	if (st->kernel_bid) {
@@ -384,14 +388,11 @@ EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *
 			return 1;
 	}
 	dwarf = is_dwarf(ctx);
-	if (dwarf) {
-		st->dwarf_samples++;
-		if (!st->dwarf_said) {
-			st->dwarf_said = true;
-			fprintf(stderr, "perfspy-dlfilter: DWARF recording: perf gives a "
-				"dlfilter no user stack, so stacks have kernel frames only; "
-				"use `perfspy convert` for whole stacks\n");
-		}
+	if (dwarf && !st->dwarf_said) {
+		st->dwarf_said = true;
+		fprintf(stderr, "perfspy-dlfilter: DWARF recording: perf gives a "
+			"dlfilter no user stack, so stacks have kernel frames only; "
+			"use `perfspy convert` for whole stacks\n");
 	}
 	err = sample_locations(st, s, ctx, !dwarf, &n);
 	if (!err)
