@@ -677,7 +677,9 @@ PERFSPY_API int perfspy_report__write(const struct perfspy_report *r,
  * perf dlfilter plugin, plugin/perfspy_dlfilter.c: perf resolves each
  * callchain address to its binary and file offset). One stack at a time:
  * give its locations leaf first and get its frame texts root first, to
- * hand to perfspy_folder__add().
+ * hand to perfspy_folder__add(). The kernel's build id (the first
+ * PERFSPY_LOC_KERNEL location's) picks perf's saved kallsyms for it, as
+ * the BUILD_ID feature does in a session. Not thread-safe.
  */
 struct perfspy_symbolizer;
 
@@ -691,7 +693,9 @@ enum perfspy_location_kind {
 };
 
 struct perfspy_location {
-	size_t sz; /* sizeof(struct perfspy_location) */
+	/* sizeof(struct perfspy_location): also the stride of an array of
+	 * them; bytes past the struct this library knows must be zero. */
+	size_t sz;
 	int kind;  /* enum perfspy_location_kind */
 	/* The binary as recorded (its path; [vdso] and such too). */
 	const char *dso;
