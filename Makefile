@@ -82,11 +82,22 @@ SONAME := libperfspy.so.$(VERSION_MAJOR)
 SHLIB := $(O)/libperfspy.so.$(VERSION)
 STLIB := $(O)/libperfspy.a
 
+# perf's dlfilter header: the system's (linux-perf), else the kernel
+# source's under $(DEPS); no header, no plugin (see the rule below).
+DLFILTER_HDR := $(firstword $(wildcard /usr/include/perf/perf_dlfilter.h \
+	$(DEPS)/linux-source-*/tools/perf/include/perf/perf_dlfilter.h))
+ifneq ($(DLFILTER_HDR),)
+DLFILTER := $(O)/perfspy-dlfilter.so
+ifneq ($(DLFILTER_HDR),/usr/include/perf/perf_dlfilter.h)
+DLFILTER_CFLAGS := -I$(patsubst %/perf/perf_dlfilter.h,%,$(DLFILTER_HDR))
+endif
+endif
+
 .PHONY: all deps check check-unit check-e2e demo bench asan ubsan install \
 	uninstall clean check-abi fuzz help compile_commands.json proto
 .DELETE_ON_ERROR:
 
-all: $(O)/perfspy $(SHLIB) $(O)/libperfspy.so $(O)/perfspy.pc
+all: $(O)/perfspy $(SHLIB) $(O)/libperfspy.so $(O)/perfspy.pc $(DLFILTER)
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -124,6 +135,19 @@ $(O)/libperfspy.so: $(SHLIB)
 $(O)/perfspy.pc: perfspy.pc.template Makefile
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
 		$< > $@
+
+# perf dlfilter plugin (plugin/perfspy_dlfilter.c): needs perf's
+# perf_dlfilter.h, from the system (linux-perf) or the kernel source under
+# $(DEPS); skipped when neither has it. The static archive is linked in
+# (the .so loads into any perf without an install path to find), and a
+# version script exports only the dlfilter entry points, so nothing of
+# ours can clash with perf's own symbols.
+
+$(O)/perfspy-dlfilter.so: plugin/perfspy_dlfilter.c plugin/dlfilter.map include/perfspy.h $(STLIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(REQ_CFLAGS) $(DLFILTER_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
+		-shared -Wl,--version-script=plugin/dlfilter.map -Wl,-z,defs \
+		-o $@ $< $(STLIB) $(LIBS)
 
 # The CLI links the static archive: one self-contained binary.
 $(O)/perfspy: $(TOOL_OBJS) $(STLIB)
@@ -192,11 +216,14 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libperfspy.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(O)/perfspy.pc $(DESTDIR)$(LIBDIR)/pkgconfig/perfspy.pc
+	$(if $(DLFILTER),install -d $(DESTDIR)$(LIBDIR)/perfspy && \
+		install -m 755 $(DLFILTER) $(DESTDIR)$(LIBDIR)/perfspy/perfspy-dlfilter.so)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/perfspy $(DESTDIR)$(INCLUDEDIR)/perfspy.h \
 		$(DESTDIR)$(LIBDIR)/libperfspy.so* $(DESTDIR)$(LIBDIR)/libperfspy.a \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/perfspy.pc
+		$(DESTDIR)$(LIBDIR)/pkgconfig/perfspy.pc \
+		$(DESTDIR)$(LIBDIR)/perfspy/perfspy-dlfilter.so
 
 # compile_commands.json for clangd and clang-tidy, from the commands
 # `make -n` would run for a full build (nothing is compiled; bear would

@@ -831,6 +831,85 @@ PERFSPY_API int perfspy_report__write(const struct perfspy_report *r,
 				      FILE *out,
 				      const struct perfspy_report_write_opts *opts);
 
+/*
+ * Symbolizer: frames for addresses whose maps the caller already knows,
+ * named by the rules perfspy_session__convert() names them with (the
+ * perf dlfilter plugin, plugin/perfspy_dlfilter.c: perf resolves each
+ * callchain address to its binary and file offset). One stack at a time:
+ * give its locations leaf first and get its frame texts root first, to
+ * hand to perfspy_folder__add(). The kernel's build id (the first
+ * PERFSPY_LOC_KERNEL location's) picks perf's saved kallsyms for it, as
+ * the BUILD_ID feature does in a session. Not thread-safe.
+ */
+struct perfspy_symbolizer;
+
+enum perfspy_location_kind {
+	PERFSPY_LOC_UNKNOWN = 0, /* no map: `0x<addr> (?)`; with ->dso,
+				  * `0x<addr> (basename of dso)` */
+	PERFSPY_LOC_DSO = 1,	 /* ->offset in the ELF file ->dso */
+	PERFSPY_LOC_KERNEL = 2,	 /* kernel address ->addr (kallsyms) */
+	PERFSPY_LOC_SYMBOL = 3,	 /* JIT code named ->symbol: a CPython perf-map
+				  * name `py::...` is a Python frame */
+};
+
+struct perfspy_location {
+	/* sizeof(struct perfspy_location): also the stride of an array of
+	 * them; bytes past the struct this library knows must be zero. */
+	size_t sz;
+	int kind;  /* enum perfspy_location_kind */
+	/* The binary as recorded (its path; [vdso] and such too). */
+	const char *dso;
+	const uint8_t *build_id; /* NULL if unknown */
+	size_t build_id_size;
+	/* File offset of the address in ->dso: addr - map start + pgoff. */
+	uint64_t offset;
+	/* The runtime address. */
+	uint64_t addr;
+	/* PERFSPY_LOC_SYMBOL: the JIT symbol's name. */
+	const char *symbol;
+	/* A return address (every callchain entry after the first of its
+	 * user or kernel part): lines and inlines are looked up at the
+	 * call instruction. */
+	bool is_return;
+	size_t : 0;
+};
+#define perfspy_location__last_field is_return
+
+/*
+ * A symbolizer with @opts' binary lookup rules and log (symfs,
+ * buildid_dir, kallsyms, log_fn; other fields are ignored) and @copts'
+ * frame naming (no_kernel, keep_interpreter, python_only, qualname,
+ * no_lineno, full_filenames; other fields are ignored). Either may be
+ * NULL. Free with perfspy_symbolizer__free().
+ * Errors: -PERFSPY_E_OPTS, -ENOMEM.
+ */
+PERFSPY_API int perfspy_symbolizer__new(const struct perfspy_open_opts *opts,
+					const struct perfspy_convert_opts *copts,
+					struct perfspy_symbolizer **out);
+
+/* Free; NULL is accepted. */
+PERFSPY_API void perfspy_symbolizer__free(struct perfspy_symbolizer *s);
+
+/*
+ * The frames of one stack: @locs[0..@nr) leaf first (the array's stride
+ * is locs[0].sz, every element of one size). *@frames gets the frame
+ * texts root first (inlined functions as frames of their own, Python
+ * frames named from perf-map names, interpreter frames dropped from
+ * stacks that have Python frames, as perfspy_session__convert() does)
+ * and *@nr_frames their number. The array is valid until the next call;
+ * the texts until perfspy_symbolizer__free().
+ * Errors: -EINVAL, -PERFSPY_E_OPTS, -ENOMEM.
+ */
+PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
+					  const struct perfspy_location *locs,
+					  size_t nr, const char *const **frames,
+					  size_t *nr_frames);
+
+/* Counters so far, as perfspy_session__stats() gives them (frames,
+ * frames_unknown, frames_no_map, frames_python, frames_interpreter). */
+PERFSPY_API int perfspy_symbolizer__stats(const struct perfspy_symbolizer *s,
+					  struct perfspy_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

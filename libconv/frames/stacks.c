@@ -556,3 +556,74 @@ int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
 		*n = filter(c, *n);
 	return 0;
 }
+
+/* ------------------------------------------------ mapped by the caller */
+
+/*
+ * The entries below serve callers that know each address's map already
+ * (perf's dlfilter API resolves it: perfspy_symbolizer in
+ * libconv/symbolizer.c). They append to the same stack, through the same
+ * cache and renderers, as a perf.data sample's frames do, so the frame
+ * text is the same by construction.
+ */
+
+int stk_push_dso(struct stk_ctx *c, struct sym_dso *dso, u64 file_off, u64 ip,
+		 bool is_return, size_t *n)
+{
+	struct unw_code code = {
+		.kind = UNW_CODE_DSO,
+		.dso = dso,
+		.file_off = file_off,
+	};
+
+	return push_frames(c, ip, false, is_return, &code, n);
+}
+
+int stk_push_kernel(struct stk_ctx *c, u64 ip, bool is_return, size_t *n)
+{
+	if (c->o.no_kernel)
+		return 0;
+	return push_frames(c, ip, true, is_return, NULL, n);
+}
+
+/* Append one uncached frame id (names already cached by py_render and
+ * the folder's interning). */
+static int push_one(struct stk_ctx *c, u32 id, u8 flags, size_t *n)
+{
+	if (id == FOLD_NO_ID ||
+	    ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + 2) ||
+	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + 2))
+		return -ENOMEM;
+	c->stack[*n] = id;
+	c->sflags[(*n)++] = flags;
+	c->stats->frames++;
+	return 0;
+}
+
+int stk_push_symbol(struct stk_ctx *c, const char *name, size_t *n)
+{
+	const char *text;
+	int r = py_render(c->py, name, &text);
+
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		c->stats->frames_python++;
+		return push_one(c, fold_intern_str(c->folder, text), FF_PYTHON, n);
+	}
+	/* As render_jit(): another JIT's name as given. */
+	return push_one(c, intern_fmt(c, "%s ([JIT])", name), 0, n);
+}
+
+int stk_push_unknown(struct stk_ctx *c, const char *lib, u64 ip, size_t *n)
+{
+	c->stats->frames_unknown++;
+	if (!lib)
+		c->stats->frames_no_map++;
+	return push_one(c, native_frame(c, NULL, lib ? lib : "?", ip), 0, n);
+}
+
+size_t stk_finish(struct stk_ctx *c, size_t n)
+{
+	return filter(c, n);
+}

@@ -78,4 +78,20 @@ bool stk_frame_inlined(const struct stk_ctx *c, const char *s, size_t len);
 int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
 	      const struct rec_sample *smp, size_t *n);
 
+/*
+ * Frames of one address whose map the caller knows (perf resolved it: the
+ * dlfilter plugin), appended leaf first to c->stack at *@n like
+ * stk_build()'s: a (DSO, file offset), a kernel address (dropped with
+ * no_kernel), a JIT/perf-map symbol name (`py::...` becomes a Python
+ * frame), or an address with no symbol in @lib (NULL: no map). Then
+ * stk_finish() drops interpreter frames as stk_build() does and returns
+ * the new length. 0 or -ENOMEM.
+ */
+int stk_push_dso(struct stk_ctx *c, struct sym_dso *dso, u64 file_off, u64 ip,
+		 bool is_return, size_t *n);
+int stk_push_kernel(struct stk_ctx *c, u64 ip, bool is_return, size_t *n);
+int stk_push_symbol(struct stk_ctx *c, const char *name, size_t *n);
+int stk_push_unknown(struct stk_ctx *c, const char *lib, u64 ip, size_t *n);
+size_t stk_finish(struct stk_ctx *c, size_t n);
+
 #endif

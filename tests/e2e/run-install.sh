@@ -17,6 +17,12 @@ for f in bin/perfspy include/perfspy.h lib/libperfspy.so.0.2.0 lib/libperfspy.so
 	lib/libperfspy.so lib/libperfspy.a lib/pkgconfig/perfspy.pc; do
 	[ -e "$dest$prefix/$f" ] && pass "installed $f" || fail "missing $f"
 done
+# The dlfilter plugin, when the build had perf's header for it.
+if [ -f "$O/perfspy-dlfilter.so" ]; then
+	[ -e "$dest$prefix/lib/perfspy/perfspy-dlfilter.so" ] &&
+		pass "installed lib/perfspy/perfspy-dlfilter.so" ||
+		fail "missing lib/perfspy/perfspy-dlfilter.so"
+fi
 soname=$(readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libperfspy.so.0 ] && pass "soname $soname" || fail "soname '$soname'"
 
