@@ -8,6 +8,7 @@
 #   make bench    benchmarks against the perf script pipeline
 #   make asan / make ubsan   the suite under sanitizers (build-asan/, build-ubsan/)
 #   make install  DESTDIR, PREFIX, LIBDIR, INCLUDEDIR, BINDIR honoured
+#   make wheel    dist/perfspy-*.whl: the CLI, the library, the Python package
 #   V=1 shows the commands.
 
 VERSION_MAJOR := 0
@@ -177,3 +178,10 @@ uninstall:
 
 clean:
 	rm -rf $(O) build-asan build-ubsan build-fuzz
+
+# dist/perfspy-VERSION-py3-none-manylinux_2_XX_ARCH.whl: the CLI, the
+# library and the Python package, linked statically against every
+# dependency Debian ships an archive of (built in build-wheel/).
+.PHONY: wheel
+wheel:
+	$(Q)scripts/build-wheel.sh
