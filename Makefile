@@ -9,6 +9,7 @@
 #   make asan / make ubsan   the suite under sanitizers (build-asan/, build-ubsan/)
 #   make install  DESTDIR, PREFIX, LIBDIR, INCLUDEDIR, BINDIR honoured
 #   make help     every target and variable, one line each
+#   make wheel    dist/perfspy-*.whl: the CLI, the library, the Python package
 #   V=1 shows the commands; WERROR=0 keeps warnings from failing the build.
 
 VERSION_MAJOR := 0
@@ -257,3 +258,10 @@ help:
 
 clean:
 	rm -rf $(O) build-asan build-ubsan build-fuzz
+
+# dist/perfspy-VERSION-py3-none-manylinux_2_XX_ARCH.whl: the CLI, the
+# library and the Python package, linked statically against every
+# dependency Debian ships an archive of (built in build-wheel/).
+.PHONY: wheel
+wheel:
+	$(Q)scripts/build-wheel.sh
