@@ -47,7 +47,9 @@ LIBPERF_CFLAGS := -I$(DEPS)/libperf/include
 LIBPERF_STAMP := $(DEPS)/libperf/.stamp
 endif
 
-PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c libdebuginfod
+# libdebuginfod is dlopen()ed at run time (frames/debuginfod.c): only its
+# header is needed here.
+PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

@@ -23,7 +23,7 @@ fi
 
 flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 make -s O=$B CC=clang CFLAGS="$flags" $B/libperfspy.a || exit 1
-libs="$(pkg-config --libs libdw libelf libzstd libtraceevent zlib libprotobuf-c libdebuginfod) -lstdc++"
+libs="$(pkg-config --libs libdw libelf libzstd libtraceevent zlib libprotobuf-c) -lstdc++"
 inc="-Iinclude -Ilibconv -I$B/../build/deps/libperf/include $(pkg-config --cflags libdw libtraceevent)"
 shared=$TOP/../shared/corpus/perf_data_converter
 [ -d "$shared" ] || shared=/work/shared/corpus/perf_data_converter

@@ -18,9 +18,16 @@
  *   down, timeout), no further query in this session, with one warning,
  *   so a dead server costs one timeout, not one per DSO.
  * Progress goes to the log sink at info level (the CLI shows it with -v).
+ *
+ * libdebuginfod is opened with dlopen() on first use, as libdw itself
+ * does (elfutils libdwfl/debuginfod-client.c): it pulls in libcurl and a
+ * TLS stack, which a machine without servers should not need to start
+ * perfspy, and which the wheel cannot link statically (issue 18). Without
+ * the library, debuginfod is simply unavailable, with one warning.
  */
 #include "symbols_int.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -30,7 +37,43 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The client calls we use, resolved from libdebuginfod.so.1. */
+struct dfd_api {
+	void *lib;
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_end) *end;
+	__typeof__(debuginfod_set_user_data) *set_user_data;
+	__typeof__(debuginfod_get_user_data) *get_user_data;
+	__typeof__(debuginfod_set_progressfn) *set_progressfn;
+	__typeof__(debuginfod_get_url) *get_url;
+	__typeof__(debuginfod_find_executable) *find_executable;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+};
+
+/* 0, or -1 when the library or one of its calls is missing. */
+static int dfd_api_load(struct dfd_api *a)
+{
+	a->lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!a->lib)
+		return -1;
+#define DFD_SYM(field, name) (a->field = (__typeof__(a->field))dlsym(a->lib, #name))
+	if (!DFD_SYM(begin, debuginfod_begin) || !DFD_SYM(end, debuginfod_end) ||
+	    !DFD_SYM(set_user_data, debuginfod_set_user_data) ||
+	    !DFD_SYM(get_user_data, debuginfod_get_user_data) ||
+	    !DFD_SYM(set_progressfn, debuginfod_set_progressfn) ||
+	    !DFD_SYM(get_url, debuginfod_get_url) ||
+	    !DFD_SYM(find_executable, debuginfod_find_executable) ||
+	    !DFD_SYM(find_debuginfo, debuginfod_find_debuginfo)) {
+		dlclose(a->lib);
+		a->lib = NULL;
+		return -1;
+	}
+#undef DFD_SYM
+	return 0;
+}
+
 struct sym_dfd {
+	struct dfd_api api;
 	debuginfod_client *client;
 	bool dead; /* a query failed: ask no more */
 	const struct sym_ctx *ctx;
@@ -38,9 +81,27 @@ struct sym_dfd {
 	time_t last;	  /* last progress message */
 };
 
+/* The sym_dfd a progress callback is for: the client's user data, read
+ * through the library's own call (the callback gets nothing else, and
+ * the library keeps no global to find it by). */
+static struct sym_dfd *dfd_of(debuginfod_client *c)
+{
+	void *lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	__typeof__(debuginfod_get_user_data) *get;
+	struct sym_dfd *d = NULL;
+
+	if (!lib)
+		return NULL;
+	get = (__typeof__(get))dlsym(lib, "debuginfod_get_user_data");
+	if (get)
+		d = get(c);
+	dlclose(lib);
+	return d;
+}
+
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	struct sym_dfd *d = debuginfod_get_user_data(c);
+	struct sym_dfd *d = dfd_of(c);
 	time_t now = time(NULL);
 
 	/* One line a second at most: a big debug file takes many calls. */
@@ -51,7 +112,7 @@ static int on_progress(debuginfod_client *c, long done, long total)
 				d->what, done, total);
 		else
 			pr_info(d->ctx->log, "perfspy: debuginfod: %s: waiting for %s",
-				d->what, debuginfod_get_url(c) ? debuginfod_get_url(c) : "a server");
+				d->what, d->api.get_url(c) ? d->api.get_url(c) : "a server");
 	}
 	return 0;
 }
@@ -74,14 +135,19 @@ static struct sym_dfd *client(struct sym_ctx *ctx)
 		return NULL;
 	d->ctx = ctx;
 	ctx->dfd = d;
-	d->client = debuginfod_begin();
+	if (dfd_api_load(&d->api)) {
+		d->dead = true;
+		pr_warn(ctx->log, "perfspy: debuginfod: libdebuginfod.so.1 not found; servers not asked");
+		return NULL;
+	}
+	d->client = d->api.begin();
 	if (!d->client) {
 		d->dead = true;
 		pr_warn(ctx->log, "perfspy: debuginfod: cannot start the client; not used");
 		return NULL;
 	}
-	debuginfod_set_user_data(d->client, d);
-	debuginfod_set_progressfn(d->client, on_progress);
+	d->api.set_user_data(d->client, d);
+	d->api.set_progressfn(d->client, on_progress);
 	return d;
 }
 
@@ -129,8 +195,8 @@ static Elf *query(struct sym_dfd *d, struct sym_dso *dso, const u8 *bid, size_t 
 	d->last = 0;
 	pr_info(d->ctx->log, "perfspy: debuginfod: asking for the %s of %s",
 		exe ? "executable" : "debug info", dso->name);
-	fd = exe ? debuginfod_find_executable(d->client, bid, (int)n, &path) :
-		   debuginfod_find_debuginfo(d->client, bid, (int)n, &path);
+	fd = exe ? d->api.find_executable(d->client, bid, (int)n, &path) :
+		   d->api.find_debuginfo(d->client, bid, (int)n, &path);
 	if (fd < 0) {
 		if (fd == -ENOENT) {
 			pr_debug(d->ctx->log, "perfspy: debuginfod: %s: not on the servers",
@@ -179,7 +245,9 @@ void sym_debuginfod_end(struct sym_ctx *ctx)
 	if (!ctx->dfd)
 		return;
 	if (ctx->dfd->client)
-		debuginfod_end(ctx->dfd->client);
+		ctx->dfd->api.end(ctx->dfd->client);
+	if (ctx->dfd->api.lib)
+		dlclose(ctx->dfd->api.lib);
 	free(ctx->dfd);
 	ctx->dfd = NULL;
 }
