@@ -39,9 +39,13 @@ endif
 SYS_LIBPERF := $(shell $(PKG_CONFIG) --exists libperf 2>/dev/null && echo y)
 ifeq ($(SYS_LIBPERF),y)
 LIBPERF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libperf)
+LIBPERF_LIBS := $(shell $(PKG_CONFIG) --libs libperf)
 LIBPERF_STAMP :=
 else
 LIBPERF_CFLAGS := -I$(DEPS)/libperf/include
+# Live capture (perfdata/live.c) links libperf itself; its archive needs
+# libapi beside it (scripts/build-libperf.sh).
+LIBPERF_LIBS := $(DEPS)/libperf/lib/libperf.a $(DEPS)/libperf/lib/libapi.a
 LIBPERF_STAMP := $(DEPS)/libperf/.stamp
 endif
 
@@ -53,7 +57,7 @@ REQ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -Iinclude -Ilibconv $(LIBPERF_CFLAGS)
 ALL_CFLAGS = $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-DPERFSPY_VERSION='"$(VERSION)"'
-LIBS = $(PKG_LIBS) -lstdc++
+LIBS = $(LIBPERF_LIBS) $(PKG_LIBS) -lstdc++ -lpthread
 
 LIB_SRCS := $(sort $(wildcard libconv/*.c libconv/*/*.c))
 LIB_HDRS := $(wildcard libconv/*.h libconv/*/*.h)

@@ -208,6 +208,9 @@ static void reset_pass(struct perfspy_session *s)
 	s->threads = NULL;
 	s->nr_threads = 0;
 	s->mach.perf_map_dir = s->perf_map_dir;
+	/* A pipe is being recorded as we read (perfspy record, perf
+	 * record -o -): its processes' perf maps still grow. */
+	s->mach.jit_follow = s->rd.pipe_mode && s->rd.fd >= 0;
 	free(s->chains);
 	s->chains = NULL;
 	s->chains_cap = s->nr_chains = 0;

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live capture through libperf (perfspy_record__*, include/perfspy.h).
+ *
+ * One cpu-clock event, opened per (online CPU, thread) with inherit, as
+ * `perf record --call-graph dwarf` opens it (attr checked against
+ * `perf evlist -v` on perf 6.1's own recording: sample_regs_user 0xff0fff,
+ * exclude_callchain_user, mmap2/comm/task, sample_id_all). libperf maps one
+ * ring buffer per CPU and points every other fd of that CPU at it
+ * (tools/lib/perf/evlist.c mmap_per_cpu); inherited events write into
+ * their parent's buffer (kernel/events/ring_buffer.c perf_output_begin),
+ * so threads and processes created later land in the same buffers.
+ *
+ * A capture thread polls the buffers and copies every record into a pipe
+ * (and the optional save fd), a FINISHED_ROUND after each pass over all
+ * buffers, so the reader's round ordering can release what it holds
+ * (perf's builtin-record.c record__mmap_read_all does the same). The
+ * reader is the caller's session on the pipe's other end; memory is
+ * bounded by the ring buffers, one pass's copy and the pipe. A slow reader
+ * makes the pipe full, the capture thread waits in write(), and the kernel
+ * counts what no longer fits as LOST records: the recording degrades, it
+ * never grows.
+ *
+ * Launch: fork, the child waits on a pipe until the events (disabled,
+ * enable_on_exec) are open, then execs; an exec failure comes back on a
+ * close-on-exec pipe (perf's evlist__prepare_workload uses the same two
+ * pipes). Attach: events on every thread of /proc/PID/task, opened
+ * disabled, then the process's threads and executable mappings are
+ * synthesized from /proc (live_stream.c), then the events are enabled.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perf/core.h>
+#include <perf/cpumap.h>
+#include <perf/event.h>
+#include <perf/evlist.h>
+#include <perf/evsel.h>
+#include <perf/mmap.h>
+#include <perf/threadmap.h>
+
+#include "common/opts.h"
+#include "live.h"
+#include "perfspy.h"
+
+#define DEFAULT_RATE 100
+#define DEFAULT_STACK 65528 /* the largest dump perf accepts (dwarf,65528) */
+#define DEFAULT_PAGES 1024  /* 4 MiB per CPU: 64 full-size samples */
+#define MIN_PAGES 8
+#define POLL_MS 100
+#define FLUSH_BYTES (1u << 20)
+/* x86-64 perf regs perf samples for dwarf (PERF_REGS_MASK, 0xff0fff in
+ * `perf evlist -v`): ax..r15 without ds/es/fs/gs; what the unwinder reads. */
+#define X86_64_REGS_USER 0xff0fffULL
+
+struct perfspy_record {
+	struct log_sink log;
+	struct perf_evlist *evlist;
+	struct perf_evsel *evsel; /* owned by evlist once added */
+	struct perf_cpu_map *cpus;
+	struct perf_thread_map *threads;
+	struct perf_event_attr attr;
+	int rfd, wfd;		 /* the stream pipe */
+	int save_fd;		 /* borrowed, or -1 */
+	pid_t pid;
+	bool launched, reaped;
+	int status;
+	int go_fd;		 /* launch: write end the child waits on */
+	int pidfd;		 /* attach: readable when the process ends */
+	u64 deadline_ns;	 /* monotonic, 0: none */
+	u64 t_start, t_end;
+	pthread_t thr;
+	bool thr_started, finished;
+	int stop_req;		 /* __atomic, set by __stop() */
+	int err;		 /* what ended the capture early */
+	struct live_buf out;	 /* the next write() */
+	u32 nr_threads, pages;
+	u64 samples, lost, lost_records, bytes;
+};
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+/* libperf prints through one process-wide hook, to stderr by default
+ * (tools/lib/perf/core.c __base_pr), and sets its page_size only in
+ * libperf_init(): install a hook that drops everything (the library never
+ * prints; our own messages go to the log sink). */
+static int libperf_quiet(enum libperf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+static int write_all(int fd, const u8 *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int flush_out(struct perfspy_record *r)
+{
+	int err = 0;
+
+	if (!r->out.len)
+		return 0;
+	if (r->save_fd >= 0)
+		err = write_all(r->save_fd, r->out.p, r->out.len);
+	if (!err)
+		err = write_all(r->wfd, r->out.p, r->out.len);
+	if (!err)
+		r->bytes += r->out.len;
+	r->out.len = 0;
+	return err;
+}
+
+/* ------------------------------------------------------------ /proc */
+
+static char *read_text(const char *path, size_t *len)
+{
+	size_t cap = 0;
+	char *buf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (ensure_mem((void **)&buf, &cap, 1, *len + 65536 + 1)) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		n = read(fd, buf + *len, cap - *len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+	if (buf)
+		buf[*len] = '\0';
+	return buf;
+}
+
+/* Thread ids of @pid, sorted; -ESRCH if the process is gone. */
+static int list_tids(pid_t pid, pid_t **out, int *nr)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *v = NULL;
+	size_t cap = 0;
+	int n = 0, err = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		long t = strtol(de->d_name, NULL, 10);
+
+		if (t <= 0)
+			continue;
+		if ((err = ensure_mem((void **)&v, &cap, sizeof(*v), (size_t)n + 1)))
+			break;
+		v[n++] = (pid_t)t;
+	}
+	closedir(d);
+	if (!err && !n)
+		err = -ESRCH;
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+/* _text and _etext from /proc/kallsyms; 0 when hidden (kptr_restrict). */
+static void kernel_text(u64 *text, u64 *etext)
+{
+	char line[512], name[256];
+	unsigned long long a;
+	char type;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	*text = *etext = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && (!*text || !*etext)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			*text = a;
+		else if (!strcmp(name, "_etext"))
+			*etext = a;
+	}
+	fclose(f);
+}
+
+/* COMM (+ FORK for non-leaders) per thread and MMAP2 per executable
+ * mapping of an attached process. A thread that exits meanwhile is
+ * skipped, as perf does ("some threads may exit just after scan"). */
+static int synth_process(struct perfspy_record *r, u32 id_size)
+{
+	char path[96];
+	size_t len;
+	char *text;
+	int i, err = 0;
+
+	for (i = 0; i < perf_thread_map__nr(r->threads) && !err; i++) {
+		pid_t tid = perf_thread_map__pid(r->threads, i);
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)r->pid, (int)tid);
+		text = read_text(path, &len);
+		if (!text)
+			continue;
+		if (len && text[len - 1] == '\n')
+			text[len - 1] = '\0';
+		if (tid != r->pid)
+			err = live_put_fork(&r->out, r->pid, tid, id_size);
+		if (!err)
+			err = live_put_comm(&r->out, r->pid, tid, text, id_size);
+		free(text);
+	}
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)r->pid);
+	text = read_text(path, &len);
+	if (!text)
+		return -ESRCH;
+	err = live_put_maps(&r->out, r->pid, text, len, id_size);
+	free(text);
+	return err;
+}
+
+/* ------------------------------------------------------------ launch */
+
+/* environ plus PYTHONPERFSUPPORT=1 unless already set (CPython 3.12+
+ * then writes /tmp/perf-PID.map: reference/cpython-perf-support.md). */
+static char **child_env(bool add)
+{
+	extern char **environ;
+	size_t n = 0, i;
+	bool has = false;
+	char **env;
+
+	for (; environ && environ[n]; n++)
+		has |= !strncmp(environ[n], "PYTHONPERFSUPPORT=", 18);
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (i = 0; i < n; i++)
+		env[i] = environ[i];
+	if (add && !has)
+		env[n] = (char *)"PYTHONPERFSUPPORT=1";
+	return env;
+}
+
+/* Fork a child that waits on @go (EOF: _exit without exec) and then
+ * execs @argv, reporting an exec failure's errno on @errfd. Only
+ * async-signal-safe calls in the child (fork(2) in a threaded caller). */
+static int fork_child(struct perfspy_record *r, const char *const *argv,
+		      char **env, int *errfd)
+{
+	int go[2], ep[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(ep[0]);
+		close(ep[1]);
+		return err;
+	}
+	if (pid == 0) {
+		ssize_t n;
+		int e;
+
+		close(go[1]);
+		close(ep[0]);
+		do
+			n = read(go[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1 || c != 'g')
+			_exit(127);
+		execvpe(argv[0], (char *const *)argv, env);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+	r->pid = pid;
+	r->launched = true;
+	r->go_fd = go[1];
+	*errfd = ep[0];
+	return 0;
+}
+
+/* Let the child exec; -errno if the exec failed. */
+static int release_child(struct perfspy_record *r, int errfd)
+{
+	char c = 'g';
+	ssize_t n;
+	int e = 0;
+
+	if (write(r->go_fd, &c, 1) != 1)
+		return -errno;
+	close(r->go_fd);
+	r->go_fd = -1;
+	do
+		n = read(errfd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(e) ? -e : 0;
+}
+
+static void reap_child(struct perfspy_record *r, bool block)
+{
+	int st;
+	pid_t p;
+
+	if (!r->launched || r->reaped)
+		return;
+	do
+		p = waitpid(r->pid, &st, block ? 0 : WNOHANG);
+	while (p < 0 && errno == EINTR);
+	if (p == r->pid || (p < 0 && errno == ECHILD)) {
+		r->reaped = true;
+		r->status = p == r->pid ? st : 0;
+	}
+}
+
+static bool target_gone(struct perfspy_record *r)
+{
+	struct pollfd pfd;
+
+	if (r->launched) {
+		reap_child(r, false);
+		return r->reaped;
+	}
+	if (r->pidfd >= 0) {
+		pfd.fd = r->pidfd;
+		pfd.events = POLLIN;
+		return poll(&pfd, 1, 0) > 0;
+	}
+	return kill(r->pid, 0) < 0 && errno == ESRCH;
+}
+
+/* ------------------------------------------------------------ capture */
+
+/* One pass over every ring buffer; a FINISHED_ROUND after it when it
+ * found anything (builtin-record.c record__mmap_read_all). */
+static int drain(struct perfspy_record *r)
+{
+	struct perf_mmap *map;
+	union perf_event *ev;
+	bool any = false;
+	int err = 0;
+
+	perf_evlist__for_each_mmap(r->evlist, map, false) {
+		if (perf_mmap__read_init(map) < 0)
+			continue; /* -EAGAIN: empty */
+		while ((ev = perf_mmap__read_event(map))) {
+			u16 size = ev->header.size;
+
+			if (ev->header.type == PERF_RECORD_SAMPLE)
+				r->samples++;
+			else if (ev->header.type == PERF_RECORD_LOST) {
+				r->lost_records++;
+				r->lost += ev->lost.lost;
+			}
+			err = live_put(&r->out, ev, size);
+			perf_mmap__consume(map);
+			if (err)
+				break;
+			any = true;
+			if (r->out.len >= FLUSH_BYTES && (err = flush_out(r)))
+				break;
+		}
+		perf_mmap__read_done(map);
+		if (err)
+			return err;
+	}
+	if (any && (err = live_put_round(&r->out)))
+		return err;
+	return flush_out(r);
+}
+
+static bool stop_requested(struct perfspy_record *r)
+{
+	return __atomic_load_n(&r->stop_req, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void *capture_main(void *arg)
+{
+	struct perfspy_record *r = arg;
+	int err = flush_out(r); /* header, attr, synthesized records */
+
+	while (!err && !stop_requested(r)) {
+		/* Wakes at the watermark (half a buffer) or after POLL_MS;
+		 * the timeout bounds how late a stop or exit is noticed. */
+		perf_evlist__poll(r->evlist, POLL_MS);
+		err = drain(r);
+		if (r->deadline_ns && now_ns() >= r->deadline_ns)
+			break;
+		if (target_gone(r))
+			break;
+	}
+	perf_evlist__disable(r->evlist);
+	r->t_end = now_ns();
+	if (!err)
+		err = drain(r);
+	if (err)
+		pr_debug(&r->log, "record: capture ended: %s", strerror(-err));
+	r->err = err;
+	/* EOF for the reader. */
+	close(r->wfd);
+	r->wfd = -1;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ open */
+
+static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	/* freq: the kernel turns it into a fixed period of 1/rate s for
+	 * cpu-clock (kernel/events/core.c perf_swevent_init_hrtimer). */
+	a->freq = 1;
+	a->sample_freq = rate;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = X86_64_REGS_USER;
+	a->sample_stack_user = stack;
+	/* The user part of the stack comes from the dump (DWARF), as with
+	 * perf record --call-graph dwarf. */
+	a->exclude_callchain_user = 1;
+	a->disabled = 1;
+	a->enable_on_exec = launch;
+	a->inherit = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->watermark = 0; /* wake at half a buffer (ring_buffer.c rb_alloc) */
+}
+
+/* Open the evlist; without permission for kernel samples, retry user
+ * space only (perf record falls back to cpu-clock:u the same way). */
+static int open_events(struct perfspy_record *r)
+{
+	int err;
+
+	r->evlist = perf_evlist__new();
+	r->evsel = r->evlist ? perf_evsel__new(&r->attr) : NULL;
+	if (!r->evsel)
+		return -ENOMEM;
+	perf_evlist__add(r->evlist, r->evsel);
+	perf_evlist__set_maps(r->evlist, r->cpus, r->threads);
+	err = perf_evlist__open(r->evlist);
+	if ((err == -EACCES || err == -EPERM) && !r->attr.exclude_kernel) {
+		struct perf_event_attr *a = perf_evsel__attr(r->evsel);
+
+		a->exclude_kernel = 1;
+		a->exclude_hv = 1;
+		r->attr = *a;
+		err = perf_evlist__open(r->evlist);
+		if (!err)
+			pr_info(&r->log, "record: kernel frames left out (perf_event_paranoid allows user space only)");
+	}
+	return err;
+}
+
+/* Ring buffers: the requested size, or when that is the default, the
+ * largest power of 2 down to MIN_PAGES that the locked-memory limit
+ * allows (EPERM/ENOMEM past perf_event_mlock_kb without CAP_IPC_LOCK). */
+static int map_buffers(struct perfspy_record *r, u32 pages, bool fixed)
+{
+	for (;;) {
+		errno = 0;
+		if (!perf_evlist__mmap(r->evlist, (int)pages)) {
+			r->pages = pages;
+			return 0;
+		}
+		if (fixed || pages <= MIN_PAGES || (errno != EPERM && errno != ENOMEM))
+			return errno ? -errno : -ENOMEM;
+		pages /= 2;
+	}
+}
+
+static int check_opts(const struct perfspy_record_opts *o)
+{
+	const char *const *argv = OPTS_GET(o, argv, NULL);
+	int pid = OPTS_GET(o, pid, 0);
+	u32 stack = OPTS_GET(o, stack_size, 0), pages = OPTS_GET(o, mmap_pages, 0);
+
+	if ((pid > 0) == (argv && argv[0]) || pid < 0)
+		return -EINVAL;
+	if (stack % 8 || stack > DEFAULT_STACK || (pages & (pages - 1)))
+		return -EINVAL;
+	if (OPTS_GET(o, save, false) && OPTS_GET(o, save_fd, -1) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
+{
+	const char *const *argv = OPTS_GET(o, argv, NULL);
+	u32 rate = OPTS_GET(o, rate, 0), stack = OPTS_GET(o, stack_size, 0);
+	u32 pages = OPTS_GET(o, mmap_pages, 0);
+	u64 dur = OPTS_GET(o, duration_ms, 0), text, etext;
+	u32 id_size;
+	pid_t *tids = NULL;
+	char **env = NULL;
+	int pfd[2], errfd = -1, nr = 0, err, tries;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	r->rfd = pfd[0];
+	r->wfd = pfd[1];
+	/* A larger pipe lets the capture thread run ahead of the reader by
+	 * more than 64 KiB (one stack dump); 1 MiB is the unprivileged cap
+	 * (/proc/sys/fs/pipe-max-size); failure only costs that. */
+	fcntl(r->wfd, F_SETPIPE_SZ, 1 << 20);
+	set_attr(&r->attr, rate ? rate : DEFAULT_RATE, stack ? stack : DEFAULT_STACK,
+		 argv != NULL);
+	r->cpus = perf_cpu_map__new(NULL);
+	if (!r->cpus)
+		return -ENOMEM;
+	if (argv) {
+		env = child_env(!OPTS_GET(o, no_perf_map_env, false));
+		if (!env)
+			return -ENOMEM;
+		err = fork_child(r, argv, env, &errfd);
+		if (err)
+			goto out;
+		r->threads = perf_thread_map__new_array(1, &r->pid);
+		err = r->threads ? open_events(r) : -ENOMEM;
+	} else {
+		r->pid = OPTS_GET(o, pid, 0);
+		/* A thread that exits between the listing and the open fails
+		 * it with ESRCH: list again (perf retries the same way). */
+		for (tries = 0; tries < 5; tries++) {
+			free(tids);
+			tids = NULL;
+			perf_thread_map__put(r->threads);
+			r->threads = NULL;
+			perf_evlist__delete(r->evlist);
+			r->evlist = NULL;
+			err = list_tids(r->pid, &tids, &nr);
+			if (err)
+				break;
+			r->threads = perf_thread_map__new_array(nr, tids);
+			err = r->threads ? open_events(r) : -ENOMEM;
+			if (err != -ESRCH)
+				break;
+		}
+		r->nr_threads = (u32)nr;
+		r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	}
+	if (!err)
+		err = map_buffers(r, pages ? pages : DEFAULT_PAGES, pages != 0);
+	if (err)
+		goto out;
+	id_size = live_id_size(r->attr.sample_type);
+	err = live_put_header(&r->out);
+	if (!err)
+		err = live_put_attr(&r->out, &r->attr);
+	kernel_text(&text, &etext);
+	if (!err && text && !r->attr.exclude_kernel)
+		err = live_put_kernel_mmap(&r->out, text, etext, id_size);
+	if (!err && !argv)
+		err = synth_process(r, id_size);
+	if (err)
+		goto out;
+	r->t_start = now_ns();
+	r->deadline_ns = dur ? r->t_start + dur * 1000000ULL : 0;
+	if (argv) {
+		r->nr_threads = 1;
+		err = release_child(r, errfd);
+	} else {
+		perf_evlist__enable(r->evlist);
+	}
+out:
+	if (errfd >= 0)
+		close(errfd);
+	free(env);
+	free(tids);
+	return err;
+}
+
+int perfspy_record__start(const struct perfspy_record_opts *opts,
+			  struct perfspy_record **out)
+{
+	struct perfspy_record *r;
+	sigset_t all, old;
+	int err;
+
+	*out = NULL;
+	if (!OPTS_VALID(opts, perfspy_record_opts))
+		return -PERFSPY_E_OPTS;
+	err = check_opts(opts);
+	if (err)
+		return err;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->rfd = r->wfd = r->go_fd = r->pidfd = -1;
+	r->save_fd = OPTS_GET(opts, save, false) ? OPTS_GET(opts, save_fd, -1) : -1;
+	r->log.fn = OPTS_GET(opts, log_fn, NULL);
+	r->log.ctx = OPTS_GET(opts, log_ctx, NULL);
+	r->log.level = OPTS_GET(opts, log_level, 0);
+	if (!r->log.level)
+		r->log.level = LOG_WARN;
+	libperf_init(libperf_quiet);
+	err = setup(r, opts);
+	if (!err) {
+		/* Signals stay with the caller's threads: the capture thread
+		 * only polls (its timeout notices a stop). */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = -pthread_create(&r->thr, NULL, capture_main, r);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		r->thr_started = !err;
+	}
+	if (err) {
+		perfspy_record__free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int perfspy_record__fd(const struct perfspy_record *r)
+{
+	return r ? r->rfd : -1;
+}
+
+void perfspy_record__stop(struct perfspy_record *r)
+{
+	if (r)
+		__atomic_store_n(&r->stop_req, 1, __ATOMIC_RELEASE);
+}
+
+/* A launched command outliving the recording: SIGTERM, then SIGKILL
+ * after 2 s, and reap it. */
+static void end_child(struct perfspy_record *r)
+{
+	int i;
+
+	if (!r->launched || r->reaped)
+		return;
+	if (r->go_fd >= 0) { /* never released: it exits on EOF */
+		close(r->go_fd);
+		r->go_fd = -1;
+		reap_child(r, true);
+		return;
+	}
+	reap_child(r, false);
+	if (r->reaped)
+		return;
+	kill(r->pid, SIGTERM);
+	for (i = 0; i < 40 && !r->reaped; i++) {
+		usleep(50000);
+		reap_child(r, false);
+	}
+	if (!r->reaped) {
+		kill(r->pid, SIGKILL);
+		reap_child(r, true);
+	}
+}
+
+int perfspy_record__finish(struct perfspy_record *r)
+{
+	if (!r)
+		return -EINVAL;
+	if (!r->finished) {
+		perfspy_record__stop(r);
+		if (r->thr_started)
+			pthread_join(r->thr, NULL);
+		r->thr_started = false;
+		end_child(r);
+		r->finished = true;
+	}
+	return r->err;
+}
+
+int perfspy_record__stats(const struct perfspy_record *r,
+			  struct perfspy_record_stats *st)
+{
+	struct perfspy_record_stats s = { 0 };
+	u64 end;
+
+	if (!r || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	s.sz = st->sz;
+	s.pid = r->pid;
+	s.rate = (u32)r->attr.sample_freq;
+	s.nr_cpus = r->cpus ? (u32)perf_cpu_map__nr(r->cpus) : 0;
+	s.mmap_pages = r->pages;
+	s.nr_threads = r->nr_threads;
+	s.kernel = !r->attr.exclude_kernel;
+	/* The counters are the capture thread's: read them after
+	 * __finish() for final values. */
+	s.samples = r->samples;
+	s.lost = r->lost;
+	s.lost_records = r->lost_records;
+	s.bytes = r->bytes;
+	end = r->t_end ? r->t_end : now_ns();
+	s.duration_ns = r->t_start && end > r->t_start ? end - r->t_start : 0;
+	s.exited = r->launched && r->reaped;
+	s.exit_status = r->status;
+	memcpy(st, &s, st->sz < sizeof(s) ? st->sz : sizeof(s));
+	return 0;
+}
+
+void perfspy_record__free(struct perfspy_record *r)
+{
+	if (!r)
+		return;
+	/* A reader that stopped early: closing its end turns the capture
+	 * thread's blocked write() into EPIPE (SIGPIPE is blocked there). */
+	if (r->rfd >= 0)
+		close(r->rfd);
+	r->rfd = -1;
+	perfspy_record__finish(r);
+	/* Unmaps, closes and deletes the evsels too (evlist.c). */
+	perf_evlist__delete(r->evlist);
+	perf_cpu_map__put(r->cpus);
+	perf_thread_map__put(r->threads);
+	if (r->wfd >= 0)
+		close(r->wfd);
+	if (r->go_fd >= 0)
+		close(r->go_fd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	live_buf_free(&r->out);
+	free(r);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Live capture through libperf (perfspy_record__*, include/perfspy.h):
+ * the pipe-layout perf.data stream it writes, built from pieces that can
+ * be tested without perf_event_open.
+ *
+ * The stream is what `perf record -o -` writes (reference/
+ * perf-data-format.md §1; perf's Documentation/perf.data-file-format.txt
+ * "Pipe-mode file format"): a 16-byte header, one HEADER_ATTR, records
+ * synthesized from /proc (as perf's synthetic-events.c does) with time 0,
+ * then the ring-buffer records as the kernel wrote them, with a
+ * FINISHED_ROUND after each pass over all ring buffers.
+ */
+#ifndef PERFSPY_LIVE_H
+#define PERFSPY_LIVE_H
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include "common/util.h"
+
+/* A growable byte buffer the stream is assembled in. */
+struct live_buf {
+	u8 *p;
+	size_t len, cap;
+};
+
+int live_put(struct live_buf *b, const void *p, size_t n);
+void live_buf_free(struct live_buf *b);
+
+/* Pipe header: magic "PERFILE2" and size 16 (perf_pipe_file_header). */
+int live_put_header(struct live_buf *b);
+
+/* HEADER_ATTR of @attr (attr->size bytes) with no ids: one event, and
+ * samples carry no id, so every sample is this event's. */
+int live_put_attr(struct live_buf *b, const struct perf_event_attr *attr);
+
+/* PERF_RECORD_FINISHED_ROUND (header only). */
+int live_put_round(struct live_buf *b);
+
+/*
+ * Records for @pid as perf synthesizes them for an attached process
+ * (synthetic-events.c perf_event__synthesize_thread): COMM per thread of
+ * /proc/PID/task, FORK for each thread but the leader, and MMAP2 per
+ * executable mapping of @maps_text (the text of /proc/PID/maps; anonymous
+ * ones named "//anon"). @id_size is the sample_id trailer size the attr
+ * implies (live_id_size), filled with pid/tid and time 0.
+ * Returns 0 or -ENOMEM.
+ */
+int live_put_maps(struct live_buf *b, pid_t pid, const char *maps_text,
+		  size_t len, u32 id_size);
+int live_put_comm(struct live_buf *b, pid_t pid, pid_t tid, const char *comm,
+		  u32 id_size);
+int live_put_fork(struct live_buf *b, pid_t pid, pid_t tid, u32 id_size);
+
+/* The kernel map perf synthesizes: PERF_RECORD_MMAP, pid -1, named
+ * "[kernel.kallsyms]_text", pgoff = start = address of _text. */
+int live_put_kernel_mmap(struct live_buf *b, u64 text, u64 etext, u32 id_size);
+
+/* Bytes of the sample_id trailer for @sample_type (TID, TIME, ID,
+ * STREAM_ID, CPU, IDENTIFIER; perf_evsel__calc_id_pos's order). */
+u32 live_id_size(u64 sample_type);
+
+#endif
