@@ -110,11 +110,41 @@ static int libperf_quiet(enum libperf_print_level level, const char *fmt, va_lis
 
 /* ------------------------------------------------------------ output */
 
-static int write_all(int fd, const u8 *p, size_t n)
+static bool stop_requested(struct perfspy_record *r)
 {
+	return __atomic_load_n(&r->stop_req, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* End sampling when asked to or at the deadline; idempotent. The end
+ * time is taken here, so a reader that lags (the capture thread then
+ * waits on the pipe) neither lengthens the recording nor its rate's
+ * denominator. */
+static bool check_end(struct perfspy_record *r)
+{
+	if (r->t_end)
+		return true;
+	if (stop_requested(r) || (r->deadline_ns && now_ns() >= r->deadline_ns)) {
+		perf_evlist__disable(r->evlist);
+		r->t_end = now_ns();
+		return true;
+	}
+	return false;
+}
+
+/* Write all of @p to @fd; @fd may be non-blocking (the stream pipe):
+ * while it is full, keep an eye on the stop and the deadline. */
+static int write_all(struct perfspy_record *r, int fd, const u8 *p, size_t n)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
 	while (n) {
 		ssize_t w = write(fd, p, n);
 
+		if (w < 0 && errno == EAGAIN) {
+			check_end(r);
+			poll(&pfd, 1, POLL_MS);
+			continue;
+		}
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
@@ -132,9 +162,9 @@ static int flush_out(struct perfspy_record *r)
 	if (!r->out.len)
 		return 0;
 	if (r->save_fd >= 0)
-		err = write_all(r->save_fd, r->out.p, r->out.len);
+		err = write_all(r, r->save_fd, r->out.p, r->out.len);
 	if (!err)
-		err = write_all(r->wfd, r->out.p, r->out.len);
+		err = write_all(r, r->wfd, r->out.p, r->out.len);
 	if (!err)
 		r->bytes += r->out.len;
 	r->out.len = 0;
@@ -433,28 +463,22 @@ static int drain(struct perfspy_record *r)
 	return flush_out(r);
 }
 
-static bool stop_requested(struct perfspy_record *r)
-{
-	return __atomic_load_n(&r->stop_req, __ATOMIC_ACQUIRE) != 0;
-}
-
 static void *capture_main(void *arg)
 {
 	struct perfspy_record *r = arg;
 	int err = flush_out(r); /* header, attr, synthesized records */
 
-	while (!err && !stop_requested(r)) {
+	while (!err && !check_end(r)) {
 		/* Wakes at the watermark (half a buffer) or after POLL_MS;
 		 * the timeout bounds how late a stop or exit is noticed. */
 		perf_evlist__poll(r->evlist, POLL_MS);
 		err = drain(r);
-		if (r->deadline_ns && now_ns() >= r->deadline_ns)
-			break;
-		if (target_gone(r))
-			break;
+		if (target_gone(r)) {
+			perfspy_record__stop(r);
+			check_end(r);
+		}
 	}
-	perf_evlist__disable(r->evlist);
-	r->t_end = now_ns();
+	check_end(r);
 	if (!err)
 		err = drain(r);
 	if (err)
@@ -491,6 +515,9 @@ static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch
 	a->inherit = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
+	/* Data maps too, as perf sets for dwarf: its libunwind finds
+	 * .eh_frame_hdr through them when reading a --save file. */
+	a->mmap_data = 1;
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
@@ -575,6 +602,8 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 	 * more than 64 KiB (one stack dump); 1 MiB is the unprivileged cap
 	 * (/proc/sys/fs/pipe-max-size); failure only costs that. */
 	fcntl(r->wfd, F_SETPIPE_SZ, 1 << 20);
+	/* Non-blocking: a full pipe must not hide the stop or deadline. */
+	fcntl(r->wfd, F_SETFL, O_NONBLOCK);
 	set_attr(&r->attr, rate ? rate : DEFAULT_RATE, stack ? stack : DEFAULT_STACK,
 		 argv != NULL);
 	r->cpus = perf_cpu_map__new(NULL);

@@ -42,7 +42,8 @@ int live_put_round(struct live_buf *b);
  * Records for @pid as perf synthesizes them for an attached process
  * (synthetic-events.c perf_event__synthesize_thread): COMM per thread of
  * /proc/PID/task, FORK for each thread but the leader, and MMAP2 per
- * executable mapping of @maps_text (the text of /proc/PID/maps; anonymous
+ * executable or readable mapping of @maps_text (the text of
+ * /proc/PID/maps; data ones marked PERF_RECORD_MISC_MMAP_DATA, anonymous
  * ones named "//anon"). @id_size is the sample_id trailer size the attr
  * implies (live_id_size), filled with pid/tid and time 0.
  * Returns 0 or -ENOMEM.

@@ -171,8 +171,12 @@ static int put_map_line(struct live_buf *b, pid_t pid, const char *line,
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
 		   &off, &maj, &min, &ino, &pos) < 7 || !pos || strlen(perms) < 4)
 		return 0;
-	if (perms[2] != 'x' || end <= start)
-		return 0; /* the session keeps executable maps only */
+	/* Readable data maps too, as perf does with mmap_data (set for
+	 * dwarf callchains): perf's libunwind reads .eh_frame_hdr through
+	 * the map of the r--p segment holding it (synthetic-events.c
+	 * perf_event__synthesize_mmap_events). */
+	if (end <= start || (perms[2] != 'x' && perms[0] != 'r'))
+		return 0;
 	name = line + pos;
 	body.start = start;
 	body.len = end - start;
@@ -181,13 +185,15 @@ static int put_map_line(struct live_buf *b, pid_t pid, const char *line,
 	body.min = min;
 	body.ino = ino;
 	body.prot = (perms[0] == 'r' ? PROT_READ : 0) |
-		    (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		    (perms[1] == 'w' ? PROT_WRITE : 0) |
+		    (perms[2] == 'x' ? PROT_EXEC : 0);
 	body.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 	/* perf names anonymous executable memory "//anon" (util/map.c
 	 * anon_map names), as the kernel's own MMAP2 records do. */
 	if (!*name)
 		name = "//anon";
-	return put_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &body,
+	return put_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER |
+		       (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA), &body,
 		       sizeof(body), name, id_size, (u32)pid, (u32)pid);
 }
 

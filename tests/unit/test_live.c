@@ -33,6 +33,7 @@ struct seen {
 	int mmap2, comm, fork, kmmap, round, attr, other;
 	char names[8][64];
 	u32 prot[8], flags[8];
+	u16 misc[8];
 	u64 start[8], pgoff[8];
 	char comms[4][16];
 };
@@ -65,6 +66,7 @@ static int walk(const u8 *p, size_t len, struct seen *s)
 			if (s->mmap2 < 8) {
 				int i = s->mmap2;
 
+				s->misc[i] = (u16)(p[off + 4] | p[off + 5] << 8);
 				s->start[i] = get_u64(p + off + 16);
 				s->pgoff[i] = get_u64(p + off + 32);
 				s->prot[i] = get_u32(p + off + 64);
@@ -116,19 +118,24 @@ static void test_stream(void)
 	T_EQ_INT(sn.fork, 1);
 	T_EQ_INT(sn.round, 1);
 	T_EQ_INT(sn.other, 0);
-	/* The executable lines only: python text, anon rwx, shared lib, vdso
-	 * (the last line has no newline). */
-	T_EQ_INT(sn.mmap2, 4);
+	/* Executable and readable lines (perf's mmap_data): all but the
+	 * garbage; the last line has no newline. */
+	T_EQ_INT(sn.mmap2, 6);
 	T_EQ_STR(sn.names[0], "/usr/bin/python3.12");
-	T_EQ_INT(sn.start[0], 0x55d0c0001000ULL);
-	T_EQ_INT(sn.pgoff[0], 0x1000);
-	T_EQ_INT(sn.prot[0], PROT_READ | PROT_EXEC);
-	T_EQ_INT(sn.flags[0], MAP_PRIVATE);
-	T_EQ_STR(sn.names[1], "//anon");
-	T_EQ_INT(sn.prot[1], PROT_READ | PROT_WRITE | PROT_EXEC);
-	T_EQ_STR(sn.names[2], "/lib/with space.so");
-	T_EQ_INT(sn.flags[2], MAP_SHARED);
-	T_EQ_STR(sn.names[3], "[vdso]");
+	T_EQ_INT(sn.prot[0], PROT_READ);
+	T_EQ_STR(sn.names[1], "/usr/bin/python3.12");
+	T_EQ_INT(sn.start[1], 0x55d0c0001000ULL);
+	T_EQ_INT(sn.pgoff[1], 0x1000);
+	T_EQ_INT(sn.prot[1], PROT_READ | PROT_EXEC);
+	T_EQ_INT(sn.flags[1], MAP_PRIVATE);
+	T_EQ_STR(sn.names[2], "//anon");
+	T_EQ_INT(sn.prot[2], PROT_READ | PROT_WRITE | PROT_EXEC);
+	T_EQ_STR(sn.names[3], "/lib/with space.so");
+	T_EQ_INT(sn.flags[3], MAP_SHARED);
+	T_EQ_STR(sn.names[4], "[stack]");
+	T_EQ_INT(sn.misc[4], PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA);
+	T_EQ_INT(sn.misc[1], PERF_RECORD_MISC_USER);
+	T_EQ_STR(sn.names[5], "[vdso]");
 	T_EQ_STR(sn.comms[0], "main-thr");
 
 	/* A session reads it as a perf pipe: one event, both threads named. */
