@@ -6,6 +6,7 @@
 #   make check    every test (unit, corpus, e2e, diff); prints "N passed, N failed"
 #   make demo     record the bundled workload with perf and convert it
 #   make bench    benchmarks against the perf script pipeline
+#   make bench-record  perfspy record's overhead on a busy Python process
 #   make asan / make ubsan   the suite under sanitizers (build-asan/, build-ubsan/)
 #   make install  DESTDIR, PREFIX, LIBDIR, INCLUDEDIR, BINDIR honoured
 #   V=1 shows the commands.
@@ -76,7 +77,7 @@ SONAME := libperfspy.so.$(VERSION_MAJOR)
 SHLIB := $(O)/libperfspy.so.$(VERSION)
 STLIB := $(O)/libperfspy.a
 
-.PHONY: all deps check check-unit check-e2e demo bench asan ubsan install \
+.PHONY: all deps check check-unit check-e2e demo bench bench-record asan ubsan install \
 	uninstall clean check-abi fuzz
 .DELETE_ON_ERROR:
 
@@ -152,6 +153,10 @@ demo: deps all
 
 bench: all
 	$(Q)O=$(O) bench/run.sh
+
+# perfspy record's cost on a 16-thread Python process (REC_SECONDS, REC_LONG=1).
+bench-record: all
+	$(Q)O=$(O) bench/run-record.sh
 
 asan:
 	$(Q)$(MAKE) --no-print-directory O=build-asan \

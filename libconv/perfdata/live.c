@@ -58,7 +58,10 @@
 #define DEFAULT_PAGES 1024  /* 4 MiB per CPU: 64 full-size samples */
 #define MIN_PAGES 8
 #define POLL_MS 100
-#define FLUSH_BYTES (1u << 20)
+#define POLL_BACKLOG_MS 10
+/* What the capture thread holds for a reader that lags (startup symbol
+ * loading, a busy machine): about 1000 full-size samples. */
+#define BACKLOG_MAX (64u << 20)
 /* x86-64 perf regs perf samples for dwarf (PERF_REGS_MASK, 0xff0fff in
  * `perf evlist -v`): ax..r15 without ds/es/fs/gs; what the unwinder reads. */
 #define X86_64_REGS_USER 0xff0fffULL
@@ -83,7 +86,8 @@ struct perfspy_record {
 	bool thr_started, finished;
 	int stop_req;		 /* __atomic, set by __stop() */
 	int err;		 /* what ended the capture early */
-	struct live_buf out;	 /* the next write() */
+	struct live_buf out;	 /* backlog: records not yet in the pipe */
+	size_t out_pos;		 /* bytes of out already written */
 	u32 nr_threads, pages;
 	u64 samples, lost, lost_records, bytes;
 };
@@ -131,20 +135,12 @@ static bool check_end(struct perfspy_record *r)
 	return false;
 }
 
-/* Write all of @p to @fd; @fd may be non-blocking (the stream pipe):
- * while it is full, keep an eye on the stop and the deadline. */
-static int write_all(struct perfspy_record *r, int fd, const u8 *p, size_t n)
+/* Write all of @p to the save file (blocking: a regular file). */
+static int write_all(int fd, const u8 *p, size_t n)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
 	while (n) {
 		ssize_t w = write(fd, p, n);
 
-		if (w < 0 && errno == EAGAIN) {
-			check_end(r);
-			poll(&pfd, 1, POLL_MS);
-			continue;
-		}
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
@@ -155,20 +151,45 @@ static int write_all(struct perfspy_record *r, int fd, const u8 *p, size_t n)
 	return 0;
 }
 
-static int flush_out(struct perfspy_record *r)
+/*
+ * Move the backlog into the pipe as far as it takes it now (the pipe is
+ * non-blocking); with @wait, until all is written. Written bytes go to
+ * the save file first, so it holds exactly what the reader got.
+ */
+static int push_out(struct perfspy_record *r, bool wait)
 {
+	struct pollfd pfd = { .fd = r->wfd, .events = POLLOUT };
 	int err = 0;
 
-	if (!r->out.len)
-		return 0;
-	if (r->save_fd >= 0)
-		err = write_all(r, r->save_fd, r->out.p, r->out.len);
-	if (!err)
-		err = write_all(r, r->wfd, r->out.p, r->out.len);
-	if (!err)
-		r->bytes += r->out.len;
-	r->out.len = 0;
-	return err;
+	while (r->out_pos < r->out.len) {
+		ssize_t w = write(r->wfd, r->out.p + r->out_pos, r->out.len - r->out_pos);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			if (!wait)
+				break;
+			check_end(r);
+			poll(&pfd, 1, POLL_MS);
+			continue;
+		}
+		if (w < 0)
+			return -errno;
+		if (r->save_fd >= 0 &&
+		    (err = write_all(r->save_fd, r->out.p + r->out_pos, (size_t)w)))
+			return err;
+		r->out_pos += (size_t)w;
+		r->bytes += (u64)w;
+	}
+	if (r->out_pos == r->out.len) {
+		r->out.len = r->out_pos = 0;
+	} else if (r->out_pos >= r->out.len / 2) {
+		/* Keep the backlog at the front: it never outgrows the cap. */
+		memmove(r->out.p, r->out.p + r->out_pos, r->out.len - r->out_pos);
+		r->out.len -= r->out_pos;
+		r->out_pos = 0;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------ /proc */
@@ -425,8 +446,13 @@ static bool target_gone(struct perfspy_record *r)
 
 /* ------------------------------------------------------------ capture */
 
-/* One pass over every ring buffer; a FINISHED_ROUND after it when it
- * found anything (builtin-record.c record__mmap_read_all). */
+/*
+ * One pass over every ring buffer into the backlog; a FINISHED_ROUND
+ * after it when it found anything (builtin-record.c
+ * record__mmap_read_all). A backlog at BACKLOG_MAX leaves the records in
+ * the ring buffers: a reader that stays behind then costs samples (LOST
+ * records, counted and reported), never memory.
+ */
 static int drain(struct perfspy_record *r)
 {
 	struct perf_mmap *map;
@@ -435,44 +461,53 @@ static int drain(struct perfspy_record *r)
 	int err = 0;
 
 	perf_evlist__for_each_mmap(r->evlist, map, false) {
+		if (r->out.len - r->out_pos >= BACKLOG_MAX)
+			break;
 		if (perf_mmap__read_init(map) < 0)
 			continue; /* -EAGAIN: empty */
-		while ((ev = perf_mmap__read_event(map))) {
-			u16 size = ev->header.size;
-
-			if (ev->header.type == PERF_RECORD_SAMPLE)
+		while (r->out.len - r->out_pos < BACKLOG_MAX &&
+		       (ev = perf_mmap__read_event(map))) {
+			if (ev->header.type == PERF_RECORD_SAMPLE) {
 				r->samples++;
-			else if (ev->header.type == PERF_RECORD_LOST) {
-				r->lost_records++;
-				r->lost += ev->lost.lost;
+				err = live_put_sample(&r->out, ev, r->attr.sample_type,
+						      (u32)__builtin_popcountll(r->attr.sample_regs_user));
+			} else {
+				if (ev->header.type == PERF_RECORD_LOST) {
+					r->lost_records++;
+					r->lost += ev->lost.lost;
+				}
+				err = live_put(&r->out, ev, ev->header.size);
 			}
-			err = live_put(&r->out, ev, size);
 			perf_mmap__consume(map);
 			if (err)
 				break;
 			any = true;
-			if (r->out.len >= FLUSH_BYTES && (err = flush_out(r)))
-				break;
 		}
 		perf_mmap__read_done(map);
 		if (err)
 			return err;
 	}
-	if (any && (err = live_put_round(&r->out)))
-		return err;
-	return flush_out(r);
+	return any ? live_put_round(&r->out) : 0;
 }
 
 static void *capture_main(void *arg)
 {
 	struct perfspy_record *r = arg;
-	int err = flush_out(r); /* header, attr, synthesized records */
+	struct pollfd pfd = { .fd = r->wfd, .events = POLLOUT };
+	int err = push_out(r, false); /* header, attr, synthesized records */
 
 	while (!err && !check_end(r)) {
-		/* Wakes at the watermark (half a buffer) or after POLL_MS;
-		 * the timeout bounds how late a stop or exit is noticed. */
-		perf_evlist__poll(r->evlist, POLL_MS);
+		/* With a backlog, wait for the reader, briefly: the ring
+		 * buffers are drained every POLL_BACKLOG_MS meanwhile. Without
+		 * one, sleep until the watermark (half a buffer) or POLL_MS;
+		 * the timeouts bound how late a stop or exit is noticed. */
+		if (r->out.len > r->out_pos)
+			poll(&pfd, 1, POLL_BACKLOG_MS);
+		else
+			perf_evlist__poll(r->evlist, POLL_MS);
 		err = drain(r);
+		if (!err)
+			err = push_out(r, false);
 		if (target_gone(r)) {
 			perfspy_record__stop(r);
 			check_end(r);
@@ -481,6 +516,8 @@ static void *capture_main(void *arg)
 	check_end(r);
 	if (!err)
 		err = drain(r);
+	if (!err)
+		err = push_out(r, true);
 	if (err)
 		pr_debug(&r->log, "record: capture ended: %s", strerror(-err));
 	r->err = err;

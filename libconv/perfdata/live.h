@@ -58,6 +58,19 @@ int live_put_fork(struct live_buf *b, pid_t pid, pid_t tid, u32 id_size);
  * "[kernel.kallsyms]_text", pgoff = start = address of _text. */
 int live_put_kernel_mmap(struct live_buf *b, u64 text, u64 etext, u32 id_size);
 
+/*
+ * Append the PERF_RECORD_SAMPLE @rec with its user stack dump cut to the
+ * bytes the kernel filled (dyn_size, rounded up to 8): the kernel always
+ * writes the requested size (65528 by default), while a Python thread's
+ * stack is a few KiB deep, so this shrinks what goes through the pipe and
+ * into --save files several times over. Both perf's parser and ours take
+ * the size from the record (perf_evsel__parse_sample; record.c). Records
+ * this cannot walk are copied unchanged. @nr_regs is the number of bits
+ * set in sample_regs_user. Returns 0 or -ENOMEM.
+ */
+int live_put_sample(struct live_buf *b, const void *rec, u64 sample_type,
+		    u32 nr_regs);
+
 /* Bytes of the sample_id trailer for @sample_type (TID, TIME, ID,
  * STREAM_ID, CPU, IDENTIFIER; perf_evsel__calc_id_pos's order). */
 u32 live_id_size(u64 sample_type);

@@ -220,3 +220,73 @@ int live_put_maps(struct live_buf *b, pid_t pid, const char *text, size_t len,
 	}
 	return 0;
 }
+
+/*
+ * Offset of the user stack's u64 size in a sample of @st (the sample
+ * layout of perf_event.h's PERF_RECORD_SAMPLE, fields in sample_type bit
+ * order), or 0 when @st has fields this walk does not size (READ, RAW,
+ * BRANCH_STACK) or the record is too short.
+ */
+static size_t stack_off(const u8 *p, size_t size, u64 st, u32 nr_regs)
+{
+	size_t off = sizeof(struct perf_event_header);
+	u64 n;
+
+	if (st & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK))
+		return 0;
+	off += 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+		    !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+		    !!(st & PERF_SAMPLE_ADDR) + !!(st & PERF_SAMPLE_ID) +
+		    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+		    !!(st & PERF_SAMPLE_PERIOD));
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (off + 8 > size)
+			return 0;
+		n = get_u64(p + off);
+		if (n > size / 8)
+			return 0;
+		off += 8 + 8 * n;
+	}
+	if (st & PERF_SAMPLE_REGS_USER) {
+		if (off + 8 > size)
+			return 0;
+		off += 8 + (get_u64(p + off) ? 8 * (size_t)nr_regs : 0); /* abi */
+	}
+	return off + 8 <= size ? off : 0;
+}
+
+int live_put_sample(struct live_buf *b, const void *rec, u64 sample_type,
+		    u32 nr_regs)
+{
+	struct perf_event_header h;
+	const u8 *p = rec;
+	size_t off, keep;
+	u64 sz, dyn;
+	int err;
+
+	memcpy(&h, p, sizeof(h));
+	off = (sample_type & PERF_SAMPLE_STACK_USER) ?
+	      stack_off(p, h.size, sample_type, nr_regs) : 0;
+	if (!off)
+		return live_put(b, p, h.size);
+	sz = get_u64(p + off);
+	/* {u64 size; char data[size]; u64 dyn_size} must fit exactly up to
+	 * what follows; anything else is copied as the kernel wrote it. */
+	if (!sz || sz % 8 || sz > h.size || off + 16 + sz > h.size)
+		return live_put(b, p, h.size);
+	dyn = get_u64(p + off + 8 + sz);
+	keep = (size_t)ALIGN8(dyn);
+	if (dyn > sz || keep >= sz)
+		return live_put(b, p, h.size);
+	/* Keep the bytes the kernel filled (dyn_size, rounded up to 8, as
+	 * perf's parser steps in u64s) and what follows the stack. */
+	h.size = (u16)(h.size - (sz - keep));
+	sz = keep;
+	if ((err = live_put(b, &h, sizeof(h))) ||
+	    (err = live_put(b, p + sizeof(h), off - sizeof(h))) ||
+	    (err = live_put(b, &sz, 8)) ||
+	    (err = live_put(b, p + off + 8, keep)))
+		return err;
+	return live_put(b, p + off + 8 + get_u64(p + off),
+			h.size - (off + 8 + keep));
+}

@@ -154,6 +154,79 @@ static void test_stream(void)
 	live_buf_free(&b);
 }
 
+/* A sample of IP|TID|CALLCHAIN|REGS_USER|STACK_USER with 2 user regs,
+ * a @sz-byte stack dump of which @dyn bytes were filled. */
+static size_t mk_sample(u8 *p, u64 abi, u64 sz, u64 dyn)
+{
+	u64 v[64] = { 0 };
+	size_t n = 1, i;
+
+	v[n++] = 0x401000;		 /* ip */
+	v[n++] = 7ULL << 32 | 7;	 /* pid, tid */
+	v[n++] = 2;			 /* callchain nr */
+	v[n++] = 0xffffffff81000000ULL;
+	v[n++] = 0x401000;
+	v[n++] = abi;
+	if (abi) {
+		v[n++] = 0x7ffc0000;	 /* two regs */
+		v[n++] = 0x7ffc0010;
+	}
+	v[n++] = sz;
+	for (i = 0; i < sz / 8; i++)
+		v[n++] = 0x1111111111111111ULL * (i + 1);
+	if (sz)
+		v[n++] = dyn;
+	v[0] = PERF_RECORD_SAMPLE | (u64)(n * 8) << 48;
+	memcpy(p, v, n * 8);
+	return n * 8;
+}
+
+static void test_trim(void)
+{
+	const u64 st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+		       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	u8 in[512], want[512];
+	struct live_buf b = { 0 };
+	size_t n, m;
+
+	/* 64-byte dump, 20 filled: kept 24 (rounded to u64s), dyn 20. */
+	n = mk_sample(in, 2, 64, 20);
+	m = mk_sample(want, 2, 24, 20);
+	T(!live_put_sample(&b, in, st, 2));
+	T_EQ_INT(b.len, n - 40);
+	T(b.len == m && !memcmp(b.p, want, m));
+	b.len = 0;
+	/* No regs (abi 0): same cut. */
+	n = mk_sample(in, 0, 64, 8);
+	m = mk_sample(want, 0, 8, 8);
+	T(!live_put_sample(&b, in, st, 2));
+	T(b.len == m && !memcmp(b.p, want, m));
+	b.len = 0;
+	/* Full dump, empty dump, dyn_size past size, unknown layout: as is. */
+	n = mk_sample(in, 2, 64, 64);
+	T(!live_put_sample(&b, in, st, 2));
+	T(b.len == n && !memcmp(b.p, in, n));
+	b.len = 0;
+	n = mk_sample(in, 2, 0, 0);
+	T(!live_put_sample(&b, in, st, 2));
+	T(b.len == n && !memcmp(b.p, in, n));
+	b.len = 0;
+	n = mk_sample(in, 2, 64, 80);
+	T(!live_put_sample(&b, in, st, 2));
+	T(b.len == n && !memcmp(b.p, in, n));
+	b.len = 0;
+	n = mk_sample(in, 2, 64, 20);
+	T(!live_put_sample(&b, in, st | PERF_SAMPLE_RAW, 2));
+	T(b.len == n && !memcmp(b.p, in, n));
+	b.len = 0;
+	/* A callchain claiming more than the record holds: as is. */
+	n = mk_sample(in, 2, 64, 20);
+	memset(in + 24, 0xff, 8);
+	T(!live_put_sample(&b, in, st, 2));
+	T(b.len == n && !memcmp(b.p, in, n));
+	live_buf_free(&b);
+}
+
 static void test_opts(void)
 {
 	const char *argv[] = { "true", NULL };
@@ -239,6 +312,7 @@ static void test_follow(void)
 int main(void)
 {
 	test_stream();
+	test_trim();
 	test_opts();
 	test_follow();
 	TEST_MAIN_END();
