@@ -2,13 +2,17 @@
 """bench/run-record.sh's target: NTHREADS CPU-bound threads (ctypes into
 record_work.c's work_unit, GIL released), each counting its own work units.
 
-usage: record_load.py LIB.so NTHREADS SECONDS OUT
+usage: record_load.py LIB.so NTHREADS STOPFILE OUT
+
+It runs until STOPFILE exists (the bench creates it once its measurements
+are done, however long a profiler took to start or finish).
 
 Every 0.25 s the main thread appends `WALLTIME TOTAL_UNITS` to OUT (wall
 time from time.time(), so the bench can cut a window with `date +%s.%N`);
 at the end `thread TID NAME UNITS CPU_SECONDS` per worker.
 """
 import ctypes
+import os
 import sys
 import threading
 import time
@@ -17,7 +21,7 @@ lib = ctypes.CDLL(sys.argv[1])
 lib.work_unit.argtypes = [ctypes.c_uint64, ctypes.c_uint64]
 lib.work_unit.restype = ctypes.c_uint64
 NTHREADS = int(sys.argv[2])
-SECONDS = float(sys.argv[3])
+STOPFILE = sys.argv[3]
 ROUNDS = 1000000
 libc = ctypes.CDLL(None)
 units = [0] * NTHREADS
@@ -46,9 +50,8 @@ def main():
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(NTHREADS)]
     for t in threads:
         t.start()
-    end = time.time() + SECONDS
     with open(sys.argv[4], "w") as out:
-        while time.time() < end:
+        while not os.path.exists(STOPFILE):
             time.sleep(0.25)
             out.write("%.3f %d\n" % (time.time(), sum(units)))
             out.flush()

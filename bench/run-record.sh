@@ -89,9 +89,10 @@ units_at() {
 run() {
 	local tag=$1 label=$2 d=${3:-$DUR} log=$BDIR/$1.load tpid prof snap t0 t1 u0 u1 tput cpu rss lost rates
 	rm -f "$BDIR/$tag".*
-	# The target outlives the window: a profiler may take longer than
-	# the window to finish (perfspy folds what it recorded).
-	"$PY12" -X perf "$TOP/bench/record_load.py" "$BDIR/record_work.so" "$NT" "$((d + 10))" "$log" &
+	# The target runs until told to stop, after every measurement: a
+	# profiler may take long to start or to finish folding.
+	"$PY12" -X perf "$TOP/bench/record_load.py" "$BDIR/record_work.so" "$NT" \
+		"$BDIR/$tag.stop" "$log" &
 	tpid=$!
 	until [ "$(cat "$log" 2>/dev/null | grep -c .)" -ge 2 ]; do sleep 0.1; done
 	sleep 1 # every thread runs
@@ -123,6 +124,8 @@ run() {
 	[ "$tag" = base ] || wait "$prof"
 	t1=$(now)
 	wait "$snap"
+	sleep 0.5 # a progress line past the window
+	touch "$BDIR/$tag.stop"
 	wait "$tpid"
 	if [ "$tag" = perf ]; then
 		$TIME -f "%U %S %M" -o "$BDIR/$tag.time2" "$PERFSPY" convert -q -i "$BDIR/perf.data" \
@@ -137,9 +140,10 @@ run() {
 	echo "$tput" >"$BDIR/$tag.tput"
 	[ "$tag" = base ] && { printf '| %-22s | %9s | %8s | %17s | %6s | %12s | %9s |\n' \
 		"$label" "$tput" "-" "-" "-" "-" "-"; return; }
-	cpu=$(cat "$BDIR/$tag.time"* | awk -v w="$d" \
+	cpu=$(for f in "$BDIR/$tag.time"*; do tail -1 "$f"; done | awk -v w="$d" \
 		'{ s += $1 + $2 } END { printf "%.1f%% (%.2f s)", 100 * s / w, s }')
-	rss=$(cat "$BDIR/$tag.time"* | awk '$3 > m { m = $3 } END { printf "%.0f MB", m / 1024 }')
+	rss=$(for f in "$BDIR/$tag.time"*; do tail -1 "$f"; done |
+		awk '$3 > m { m = $3 } END { printf "%.0f MB", m / 1024 }')
 	# Per-thread rate: samples under `thread (TID): ...` / CPU s in the window.
 	rates=$(awk -v hz=1000000000 '
 		FILENAME ~ /cpu0$/ { c0[$1] = $2; next }
@@ -171,8 +175,8 @@ run perf "perf record + convert"
 if [ "${REC_LONG:-0}" = 1 ]; then
 	run perfspy45 "perfspy record, 45 s" 45
 	run perfspy180 "perfspy record, 180 s" 180
-	awk -v a="$(awk '{ print $3 }' "$BDIR/perfspy45.time1")" \
-		-v b="$(awk '{ print $3 }' "$BDIR/perfspy180.time1")" 'BEGIN {
+	awk -v a="$(tail -1 "$BDIR/perfspy45.time1" | awk '{ print $3 }')" \
+		-v b="$(tail -1 "$BDIR/perfspy180.time1" | awk '{ print $3 }')" 'BEGIN {
 		printf "peak RSS of perfspy record: 45 s %d KB, 180 s %d KB: %+.1f%% (target: within 10%%)\n",
 			a, b, (b - a) / a * 100 }'
 fi

@@ -195,9 +195,11 @@ static void perf_map_note(int pid)
 		"    python -X perf ...\n"
 		"    PYTHONPERFSUPPORT=1 python ...\n"
 		"    sys.activate_stack_trampoline(\"perf\") called in the program\n"
-		"  %s3.11 and older have no perf support: record with py-spy as well and\n"
-		"  join both with `perfspy merge` (py-spy's Python lines over perf's frames).\n",
-		cli_prog, pid, ver, path, minor && minor < 12 ? "This is " : "Python ");
+		"  %s: record with py-spy as well and join both\n"
+		"  with `perfspy merge` (py-spy's Python lines over perf's frames).\n",
+		cli_prog, pid, ver, path,
+		minor && minor < 12 ? "This Python (3.11 or older) has no perf support" :
+				      "Python 3.11 and older have no perf support");
 }
 
 /* py-spy's default name: PROGRAM-TIMESTAMP.EXT. */

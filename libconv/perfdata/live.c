@@ -153,8 +153,8 @@ static int write_all(int fd, const u8 *p, size_t n)
 
 /*
  * Move the backlog into the pipe as far as it takes it now (the pipe is
- * non-blocking); with @wait, until all is written. Written bytes go to
- * the save file first, so it holds exactly what the reader got.
+ * non-blocking); with @wait, until all is written. What the pipe took
+ * goes to the save file too, so it holds exactly what the reader got.
  */
 static int push_out(struct perfspy_record *r, bool wait)
 {
