@@ -224,6 +224,13 @@ static char *read_text(const char *path, size_t *len)
 	return buf;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* Thread ids of @pid, sorted; -ESRCH if the process is gone. */
 static int list_tids(pid_t pid, pid_t **out, int *nr)
 {
@@ -250,6 +257,8 @@ static int list_tids(pid_t pid, pid_t **out, int *nr)
 	closedir(d);
 	if (!err && !n)
 		err = -ESRCH;
+	if (!err)
+		xqsort(v, (size_t)n, sizeof(*v), cmp_pid);
 	if (err) {
 		free(v);
 		return err;
@@ -257,6 +266,24 @@ static int list_tids(pid_t pid, pid_t **out, int *nr)
 	*out = v;
 	*nr = n;
 	return 0;
+}
+
+/* Whether @pid has a thread not among the @nr sorted @tids. */
+static bool new_threads(pid_t pid, const pid_t *tids, int nr)
+{
+	pid_t *now;
+	int n, i, j = 0;
+	bool found = false;
+
+	if (list_tids(pid, &now, &n))
+		return false;
+	for (i = 0; i < n && !found; i++) {
+		while (j < nr && tids[j] < now[i])
+			j++;
+		found = j == nr || tids[j] != now[i];
+	}
+	free(now);
+	return found;
 }
 
 /* _text and _etext from /proc/kallsyms; 0 when hidden (kptr_restrict). */
@@ -562,6 +589,22 @@ static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch
 	a->watermark = 0; /* wake at half a buffer (ring_buffer.c rb_alloc) */
 }
 
+/* libperf 6.1's perf_evsel__delete frees the evsel without putting the
+ * maps propagation gave it (tools/lib/perf/evsel.c); setting the
+ * evlist's maps to NULL first has libperf's own propagation put them.
+ * delete then frees the evsels. */
+static void delete_evlist(struct perfspy_record *r)
+{
+	if (!r->evlist)
+		return;
+	perf_evlist__munmap(r->evlist);
+	perf_evlist__close(r->evlist);
+	perf_evlist__set_maps(r->evlist, NULL, NULL);
+	perf_evlist__delete(r->evlist);
+	r->evlist = NULL;
+	r->evsel = NULL;
+}
+
 /* Open the evlist; without permission for kernel samples, retry user
  * space only (perf record falls back to cpu-clock:u the same way). */
 static int open_events(struct perfspy_record *r)
@@ -662,15 +705,18 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 		for (tries = 0; tries < 5; tries++) {
 			free(tids);
 			tids = NULL;
+			delete_evlist(r);
 			perf_thread_map__put(r->threads);
 			r->threads = NULL;
-			perf_evlist__delete(r->evlist);
-			r->evlist = NULL;
 			err = list_tids(r->pid, &tids, &nr);
 			if (err)
 				break;
 			r->threads = perf_thread_map__new_array(nr, tids);
 			err = r->threads ? open_events(r) : -ENOMEM;
+			/* A thread created between the listing and the open
+			 * inherited nothing: list again, open again. */
+			if (!err && tries < 4 && new_threads(r->pid, tids, nr))
+				err = -ESRCH;
 			if (err != -ESRCH)
 				break;
 		}
@@ -843,8 +889,7 @@ void perfspy_record__free(struct perfspy_record *r)
 		close(r->rfd);
 	r->rfd = -1;
 	perfspy_record__finish(r);
-	/* Unmaps, closes and deletes the evsels too (evlist.c). */
-	perf_evlist__delete(r->evlist);
+	delete_evlist(r);
 	perf_cpu_map__put(r->cpus);
 	perf_thread_map__put(r->threads);
 	if (r->wfd >= 0)
