@@ -127,6 +127,7 @@ run() {
 	sleep 0.5 # a progress line past the window
 	touch "$BDIR/$tag.stop"
 	wait "$tpid"
+	rm -f "/tmp/perf-$tpid.map" # the target's (-X perf)
 	if [ "$tag" = perf ]; then
 		$TIME -f "%U %S %M" -o "$BDIR/$tag.time2" "$PERFSPY" convert -q -i "$BDIR/perf.data" \
 			--pid "$tpid" --threads -f raw -o "$BDIR/$tag.txt" 2>>"$BDIR/$tag.err"

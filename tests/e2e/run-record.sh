@@ -60,6 +60,7 @@ for f in recurse rec_worker method deeper nested_worker produce consume \
 	eval "L_$f=\$(L $f)"
 	[ -n "$(eval echo "\$L_$f")" ] || die "no def $f in $WL"
 done
+# shellcheck disable=SC2046,SC2154 # eight words; L_* are set by eval above
 rec8=$(printf 'recurse \\(workload\\.py:%s\\);' $(seq 8 | sed "s/.*/$L_recurse/"))
 # The chain each C function must sit under (Python frames innermost-last,
 # ctypes between them and the leaf). Native start-up frames (clone3,
@@ -95,8 +96,8 @@ check_chains() {
 
 # wait_line FILE TEXT: wait (10 s at most) until FILE holds TEXT.
 wait_line() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -109,7 +110,6 @@ cleanup_rec() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	[ -n "${paranoid_saved:-}" ] && echo "$paranoid_saved" >/proc/sys/kernel/perf_event_paranoid
-	rm -f /tmp/perf-"$$"-none.map
 	for p in "${pids[@]}"; do rm -f "/tmp/perf-$p.map"; done
 	cleanup_scratch
 }
@@ -183,6 +183,7 @@ fi
 say "== -s: a forking workload"
 if "$PERFSPY" record -s -t -f raw -o "$SCRATCH/sub.txt" -- "$PY12" "$WL" "$LIB" "$RUN_S" \
 	>"$SCRATCH/sub.wl" 2>"$SCRATCH/sub.err"; then
+	pids+=($(awk '$1 == "parent" || $1 == "child" { print $2 }' "$SCRATCH/sub.wl"))
 	check_format "$SCRATCH/sub.txt" "-s"
 	check_chains "$SCRATCH/sub.txt" "-s" hash_child hash_main
 	grep -q "with subprocesses" "$SCRATCH/sub.err" && pass "-s: summary counts subprocesses" ||
@@ -191,7 +192,8 @@ else
 	fail "-s: exit $?: $(tail -3 "$SCRATCH/sub.err")"
 fi
 if "$PERFSPY" record -q -t -f raw -o "$SCRATCH/nosub.txt" -- "$PY12" "$WL" "$LIB" "$RUN_S" \
-	>/dev/null 2>"$SCRATCH/nosub.err"; then
+	>"$SCRATCH/nosub.wl" 2>"$SCRATCH/nosub.err"; then
+	pids+=($(awk '$1 == "parent" || $1 == "child" { print $2 }' "$SCRATCH/nosub.wl"))
 	n=$(weight "$SCRATCH/nosub.txt" "hash_child")
 	m=$(weight "$SCRATCH/nosub.txt" "hash_main")
 	[ "$n" -eq 0 ] && [ "$m" -gt 0 ] && pass "no -s: the child's samples are left out ($m in hash_main)" ||
