@@ -703,8 +703,10 @@ struct perfspy_record_opts {
 	/* User stack bytes copied per sample (multiple of 8, at most
 	 * 65528); 0 means 65528. */
 	uint32_t stack_size;
-	/* Ring buffer data pages per CPU (a power of 2); 0 means 1024, or
-	 * less when the locked-memory limit allows less (perf_event_mlock_kb). */
+	/* Ring buffer data pages per CPU (a power of 2); 0 means 1024 (4 MiB)
+	 * while all CPUs' buffers stay within 64 MiB, else fewer (at least
+	 * 128), and fewer still when the locked-memory limit says so
+	 * (perf_event_mlock_kb). */
 	uint32_t mmap_pages;
 	/* Stop after this long; 0 means when the target exits or
 	 * perfspy_record__stop() is called. */

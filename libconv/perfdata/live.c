@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +57,7 @@
 #define DEFAULT_RATE 100
 #define DEFAULT_STACK 65528 /* the largest dump perf accepts (dwarf,65528) */
 #define DEFAULT_PAGES 1024  /* 4 MiB per CPU: 64 full-size samples */
+#define BUFFERS_MAX (64ULL << 20) /* ring buffers of all CPUs, by default */
 #define MIN_PAGES 8
 #define POLL_MS 100
 #define POLL_BACKLOG_MS 10
@@ -605,6 +607,21 @@ static void delete_evlist(struct perfspy_record *r)
 	r->evsel = NULL;
 }
 
+/* One fd per (CPU, thread): 16 threads on 96 CPUs pass the usual soft
+ * limit of 1024 open files. Raise it to the hard limit, as perf does on
+ * EMFILE (util/evsel.c, rlimit__increase_nofile). */
+static bool raise_nofile(struct perfspy_record *r)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return false;
+	pr_info(&r->log, "record: raising the open files limit from %llu to %llu",
+		(unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+	rl.rlim_cur = rl.rlim_max;
+	return !setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* Open the evlist; without permission for kernel samples, retry user
  * space only (perf record falls back to cpu-clock:u the same way). */
 static int open_events(struct perfspy_record *r)
@@ -618,6 +635,8 @@ static int open_events(struct perfspy_record *r)
 	perf_evlist__add(r->evlist, r->evsel);
 	perf_evlist__set_maps(r->evlist, r->cpus, r->threads);
 	err = perf_evlist__open(r->evlist);
+	if (err == -EMFILE && raise_nofile(r))
+		err = perf_evlist__open(r->evlist);
 	if ((err == -EACCES || err == -EPERM) && !r->attr.exclude_kernel) {
 		struct perf_event_attr *a = perf_evsel__attr(r->evsel);
 
@@ -646,6 +665,20 @@ static int map_buffers(struct perfspy_record *r, u32 pages, bool fixed)
 			return errno ? -errno : -ENOMEM;
 		pages /= 2;
 	}
+}
+
+/* DEFAULT_PAGES per CPU, within BUFFERS_MAX for all CPUs together and
+ * at least perf's own default (perf_event_mlock_kb, 128 pages). */
+static u32 default_pages(struct perfspy_record *r)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	int n = perf_cpu_map__nr(r->cpus);
+	u64 fit = pg > 0 && n > 0 ? BUFFERS_MAX / (u64)pg / (u64)n : DEFAULT_PAGES;
+	u32 pages = DEFAULT_PAGES;
+
+	while (pages > 128 && pages > fit)
+		pages /= 2;
+	return pages;
 }
 
 static int check_opts(const struct perfspy_record_opts *o)
@@ -724,7 +757,7 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 		r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	}
 	if (!err)
-		err = map_buffers(r, pages ? pages : DEFAULT_PAGES, pages != 0);
+		err = map_buffers(r, pages ? pages : default_pages(r), pages != 0);
 	if (err)
 		goto out;
 	id_size = live_id_size(r->attr.sample_type);
