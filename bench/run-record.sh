@@ -66,10 +66,9 @@ now() { date +%s.%N; }
 # (/proc/PID/task/TID/schedstat, first field; proc(5)), which cpu-clock
 # samples, unlike the tick-sampled utime/stime.
 cpu_ticks() {
-	local f
-	for f in /proc/"$1"/task/*/schedstat; do
-		awk '{ print FILENAME, $1 }' "$f" 2>/dev/null
-	done | sed 's|/proc/[0-9]*/task/\([0-9]*\)/schedstat|\1|'
+	# One awk for all threads: on a loaded machine one process per file
+	# would spread the readings over seconds.
+	awk '{ split(FILENAME, p, "/"); print p[5], $1 }' /proc/"$1"/task/*/schedstat 2>/dev/null
 }
 
 # units_at LOG T: the target's unit count at wall time T (interpolated).

@@ -779,6 +779,18 @@ struct perfspy_record_stats {
 PERFSPY_API int perfspy_record__stats(const struct perfspy_record *r,
 				      struct perfspy_record_stats *st);
 
+/*
+ * Time thread @tid of the target process spent on a CPU while it was
+ * sampled, in ns (/proc/PID/task/TID/schedstat when sampling started and
+ * ended; a thread created meanwhile counts from its start, one that ended
+ * up to its last reading, at most about 0.1 s before its end). Samples / this
+ * is the rate the thread got per CPU second, which is what --rate asks
+ * for. Valid after __finish(). -ENOENT for a thread never seen (another
+ * process's, with inherit), -EINVAL.
+ */
+PERFSPY_API int perfspy_record__thread_cpu(const struct perfspy_record *r,
+					   int tid, uint64_t *ns);
+
 /* Stop, close the stream and free; NULL is accepted. */
 PERFSPY_API void perfspy_record__free(struct perfspy_record *r);
 

@@ -68,6 +68,11 @@
  * `perf evlist -v`): ax..r15 without ds/es/fs/gs; what the unwinder reads. */
 #define X86_64_REGS_USER 0xff0fffULL
 
+struct live_cpu {
+	pid_t tid;
+	u64 ns;
+};
+
 struct perfspy_record {
 	struct log_sink log;
 	struct perf_evlist *evlist;
@@ -91,6 +96,11 @@ struct perfspy_record {
 	struct live_buf out;	 /* backlog: records not yet in the pipe */
 	size_t out_pos;		 /* bytes of out already written */
 	u32 nr_threads, pages;
+	/* On-CPU ns per thread of the target (/proc/PID/task/TID/schedstat)
+	 * when sampling started, and last seen while it ran. */
+	struct live_cpu *cpu0, *cpu1;
+	size_t nr_cpu0, nr_cpu1, cap_cpu1;
+	u64 cpu_seen_ns;
 	u64 samples, lost, lost_records, bytes;
 };
 
@@ -121,6 +131,58 @@ static bool stop_requested(struct perfspy_record *r)
 	return __atomic_load_n(&r->stop_req, __ATOMIC_ACQUIRE) != 0;
 }
 
+static int read_schedstat(pid_t pid, pid_t tid, u64 *ns)
+{
+	char path[64], buf[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* "run_ns wait_ns timeslices": time spent on a CPU (proc(5)). */
+	*ns = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+static int list_tids(pid_t pid, pid_t **out, int *nr);
+
+/*
+ * Note the on-CPU time of every thread of the target in @arr (tids kept
+ * sorted; a thread seen before keeps its entry, updated), for rates per
+ * CPU second. A thread gone meanwhile keeps its last value. Best effort:
+ * on any error the snapshot is just less complete.
+ */
+static void snap_cpu(pid_t pid, struct live_cpu **arr, size_t *nr, size_t *cap)
+{
+	pid_t *tids;
+	int n, i;
+	size_t j;
+	u64 ns = 0;
+
+	if (list_tids(pid, &tids, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		if (read_schedstat(pid, tids[i], &ns))
+			continue;
+		for (j = 0; j < *nr && (*arr)[j].tid != tids[i]; j++)
+			;
+		if (j == *nr) {
+			if (ensure_mem((void **)arr, cap, sizeof(**arr), *nr + 1))
+				break;
+			(*arr)[(*nr)++].tid = tids[i];
+		}
+		(*arr)[j].ns = ns;
+	}
+	free(tids);
+}
+
 /* End sampling when asked to or at the deadline; idempotent. The end
  * time is taken here, so a reader that lags (the capture thread then
  * waits on the pipe) neither lengthens the recording nor its rate's
@@ -132,7 +194,14 @@ static bool check_end(struct perfspy_record *r)
 	if (stop_requested(r) || (r->deadline_ns && now_ns() >= r->deadline_ns)) {
 		perf_evlist__disable(r->evlist);
 		r->t_end = now_ns();
+		snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
 		return true;
+	}
+	/* Every 100 ms: a thread that ends keeps a recent value (a read of
+	 * a few dozen small /proc files, about 1 ms of CPU a second). */
+	if (now_ns() - r->cpu_seen_ns >= 100000000ULL) {
+		r->cpu_seen_ns = now_ns();
+		snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
 	}
 	return false;
 }
@@ -771,7 +840,13 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 		err = synth_process(r, id_size);
 	if (err)
 		goto out;
+	{
+		size_t cap0 = 0;
+
+		snap_cpu(r->pid, &r->cpu0, &r->nr_cpu0, &cap0);
+	}
 	r->t_start = now_ns();
+	r->cpu_seen_ns = r->t_start;
 	r->deadline_ns = dur ? r->t_start + dur * 1000000ULL : 0;
 	if (argv) {
 		r->nr_threads = 1;
@@ -912,6 +987,26 @@ int perfspy_record__stats(const struct perfspy_record *r,
 	return 0;
 }
 
+int perfspy_record__thread_cpu(const struct perfspy_record *r, int tid,
+			       uint64_t *ns)
+{
+	u64 start = 0;
+	size_t i;
+
+	if (!r || !ns)
+		return -EINVAL;
+	for (i = 0; i < r->nr_cpu0; i++)
+		if (r->cpu0[i].tid == tid)
+			start = r->cpu0[i].ns;
+	for (i = 0; i < r->nr_cpu1; i++) {
+		if (r->cpu1[i].tid == tid) {
+			*ns = r->cpu1[i].ns > start ? r->cpu1[i].ns - start : 0;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 void perfspy_record__free(struct perfspy_record *r)
 {
 	if (!r)
@@ -932,5 +1027,7 @@ void perfspy_record__free(struct perfspy_record *r)
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	live_buf_free(&r->out);
+	free(r->cpu0);
+	free(r->cpu1);
 	free(r);
 }

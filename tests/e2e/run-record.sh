@@ -125,8 +125,8 @@ if "$PERFSPY" record -t -f raw -o "$out" -- "$PY12" "$WL" "$LIB" "$RUN_S" nofork
 	check_format "$out" "launch"
 	check_chains "$out" launch hash_rec hash_nested hash_gen hash_main
 	grep -q "samples in 4 threads" "$SCRATCH/launch.err" &&
-		grep -qE "tid [0-9]+ w-rec +[0-9]+ samples +[0-9.]+ Hz" "$SCRATCH/launch.err" &&
-		grep -q "requested 100 Hz" "$SCRATCH/launch.err" &&
+		grep -qE "tid [0-9]+ w-rec +[0-9]+ samples +[0-9.]+ s on CPU" "$SCRATCH/launch.err" &&
+		grep -q "requested 100 Hz per second on CPU" "$SCRATCH/launch.err" &&
 		grep -q "lost records: 0" "$SCRATCH/launch.err" &&
 		grep -q "wrote $out" "$SCRATCH/launch.err" &&
 		pass "launch: summary (4 threads, per-thread rate, rates, lost, output)" ||
@@ -158,6 +158,13 @@ if attach attach-perf -X perf; then
 	grep -q "writes a perf map" "$SCRATCH/attach-perf.err" && ! grep -q "note:" "$SCRATCH/attach-perf.err" &&
 		pass "attach-perf: says the target writes a perf map, no note" ||
 		fail "attach-perf: stderr: $(cat "$SCRATCH/attach-perf.err")"
+	# The target runs on after the 2 s: every thread has its CPU time,
+	# and the kernel's cpu-clock gives about the requested rate per CPU
+	# second (wide bounds: this checks the accounting, not the machine).
+	all=$(sed -n "s/.*achieved \([0-9.]*\) Hz over all threads' CPU time.*/\1/p" "$SCRATCH/attach-perf.err")
+	awk -v r="$all" 'BEGIN { exit !(r >= 50 && r <= 150) }' &&
+		pass "attach-perf: rate per CPU second over all threads $all Hz (requested 100)" ||
+		fail "attach-perf: rate: $(grep -A1 'rate:' "$SCRATCH/attach-perf.err")"
 	d=$(grep -oE "recorded [0-9.]+ s" "$SCRATCH/attach-perf.err" | grep -oE "[0-9.]+")
 	awk -v d="$d" 'BEGIN { exit !(d >= 1.9 && d <= 2.6) }' &&
 		pass "attach-perf: -d 2 recorded ${d} s" || fail "attach-perf: -d 2 recorded '${d}' s"
