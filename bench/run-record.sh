@@ -13,7 +13,9 @@
 #   throughput  units/s in the window; slowdown against the unprofiled run
 #   rate        per thread: samples / CPU seconds the thread ran in the
 #               window (/proc/PID/task/TID/schedstat); min and median over
-#               threads
+#               the threads that ran 0.2 s or more, and over all threads'
+#               CPU time (per thread it scatters when threads share a CPU:
+#               see README)
 #               (requested: REC_RATE, 99)
 #   lost        samples the kernel dropped (ring buffer overflows)
 #   CPU         the profiler's own user+sys time (GNU time), % of one core
@@ -138,7 +140,7 @@ run() {
 	u1=$(units_at "$log" "$(awk -v a="$t0" -v d="$d" 'BEGIN { printf "%.3f", a + d }')")
 	tput=$(awk -v a="$u0" -v b="$u1" -v d="$d" 'BEGIN { printf "%.1f", (b - a) / d }')
 	echo "$tput" >"$BDIR/$tag.tput"
-	[ "$tag" = base ] && { printf '| %-22s | %9s | %8s | %17s | %6s | %12s | %9s |\n' \
+	[ "$tag" = base ] && { printf '| %-22s | %9s | %8s | %22s | %6s | %12s | %9s |\n' \
 		"$label" "$tput" "-" "-" "-" "-" "-"; return; }
 	cpu=$(for f in "$BDIR/$tag.time"*; do tail -1 "$f"; done | awk -v w="$d" \
 		'{ s += $1 + $2 } END { printf "%.1f%% (%.2f s)", 100 * s / w, s }')
@@ -153,22 +155,25 @@ run() {
 		}
 		END {
 			k = 0
-			for (t in c1) if (t in c0 && c1[t] - c0[t] > 0.5 * hz && t in n)
-				r[++k] = n[t] / ((c1[t] - c0[t]) / hz)
+			for (t in c1) if (t in c0 && t in n) {
+				all_n += n[t]; all_c += (c1[t] - c0[t]) / hz
+				if (c1[t] - c0[t] > 0.2 * hz)
+					r[++k] = n[t] / ((c1[t] - c0[t]) / hz)
+			}
 			if (!k) { print "-"; exit }
 			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
 				if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
-			printf "%.1f / %.1f (%d)", r[1], r[int((k + 1) / 2)], k
+			printf "%.1f / %.1f / %.1f (%d)", r[1], r[int((k + 1) / 2)], all_n / all_c, k
 		}' "$BDIR/$tag.cpu0" "$BDIR/$tag.cpu1" "$BDIR/$tag.txt")
-	printf '| %-22s | %9s | %7s%% | %17s | %6s | %12s | %9s |\n' "$label" "$tput" \
+	printf '| %-22s | %9s | %7s%% | %22s | %6s | %12s | %9s |\n' "$label" "$tput" \
 		"$(awk -v b="$(cat "$BDIR/base.tput")" -v p="$tput" 'BEGIN { printf "%.1f", 100 * (b - p) / b }')" \
 		"$rates" "${lost:-?}" "$cpu" "$rss"
 }
 
 echo "bench-record: $NT threads, ${DUR} s windows at $RATE Hz, stack dumps of $STACK bytes; $(nproc) CPUs; $PY12"
-printf '| %-22s | %9s | %8s | %17s | %6s | %12s | %9s |\n' "run" "units/s" "slowdown" \
-	"Hz/thread min/med" "lost" "profiler CPU" "peak RSS"
-echo "|------------------------|-----------|----------|-------------------|--------|--------------|-----------|"
+printf '| %-22s | %9s | %8s | %22s | %6s | %12s | %9s |\n' "run" "units/s" "slowdown" \
+	"Hz min/med/all" "lost" "profiler CPU" "peak RSS"
+echo "|------------------------|-----------|----------|------------------------|--------|--------------|-----------|"
 run base "unprofiled"
 run perfspy "perfspy record -r $RATE"
 run perf "perf record + convert"
