@@ -146,7 +146,16 @@ run() {
 		'{ s += $1 + $2 } END { printf "%.1f%% (%.2f s)", 100 * s / w, s }')
 	rss=$(for f in "$BDIR/$tag.time"*; do tail -1 "$f"; done |
 		awk '$3 > m { m = $3 } END { printf "%.0f MB", m / 1024 }')
-	# Per-thread rate: samples under `thread (TID): ...` / CPU s in the window.
+	# Per-thread rate: samples under `thread (TID): ...` / CPU s in the
+	# window. perfspy measures its own exactly (schedstat read by the
+	# capture thread as it enables and disables the events): take those;
+	# the bench's window for perf starts and ends a bit off its sampling.
+	if [ "$tag" != perf ]; then
+		rates=$(sed -n "s/.*achieved \([0-9.]*\) Hz over all threads.*/\1/p;
+			s/.*per thread: \([0-9.]*\) Hz (lowest) \/ \([0-9.]*\) Hz (median) over the \([0-9]*\).*/\1 \2 \3/p" \
+			"$BDIR/$tag.err" | tr '\n' ' ' | awk 'NF == 4 { printf "%s / %s / %s (%s)", $2, $3, $1, $4 }
+			NF != 4 { print "-" }')
+	else
 	rates=$(awk -v hz=1000000000 '
 		FILENAME ~ /cpu0$/ { c0[$1] = $2; next }
 		FILENAME ~ /cpu1$/ { c1[$1] = $2; next }
@@ -165,6 +174,7 @@ run() {
 				if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
 			printf "%.1f / %.1f / %.1f (%d)", r[1], r[int((k + 1) / 2)], all_n / all_c, k
 		}' "$BDIR/$tag.cpu0" "$BDIR/$tag.cpu1" "$BDIR/$tag.txt")
+	fi
 	printf '| %-22s | %9s | %7s%% | %22s | %6s | %12s | %9s |\n' "$label" "$tput" \
 		"$(awk -v b="$(cat "$BDIR/base.tput")" -v p="$tput" 'BEGIN { printf "%.1f", 100 * (b - p) / b }')" \
 		"$rates" "${lost:-?}" "$cpu" "$rss"
