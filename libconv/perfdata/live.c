@@ -23,14 +23,13 @@
  *
  * Launch: fork, the child waits on a pipe until the events (disabled,
  * enable_on_exec) are open, then execs; an exec failure comes back on a
- * close-on-exec pipe (perf's evlist__prepare_workload uses the same two
- * pipes). Attach: events on every thread of /proc/PID/task, opened
+ * close-on-exec pipe (live_proc.c; perf's evlist__prepare_workload uses
+ * the same two pipes). Attach: events on every thread of /proc/PID/task, opened
  * disabled, then the process's threads and executable mappings are
  * synthesized from /proc (live_stream.c), then the events are enabled.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -67,11 +66,6 @@
 /* x86-64 perf regs perf samples for dwarf (PERF_REGS_MASK, 0xff0fff in
  * `perf evlist -v`): ax..r15 without ds/es/fs/gs; what the unwinder reads. */
 #define X86_64_REGS_USER 0xff0fffULL
-
-struct live_cpu {
-	pid_t tid;
-	u64 ns;
-};
 
 struct perfspy_record {
 	struct log_sink log;
@@ -131,58 +125,6 @@ static bool stop_requested(struct perfspy_record *r)
 	return __atomic_load_n(&r->stop_req, __ATOMIC_ACQUIRE) != 0;
 }
 
-static int read_schedstat(pid_t pid, pid_t tid, u64 *ns)
-{
-	char path[64], buf[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* "run_ns wait_ns timeslices": time spent on a CPU (proc(5)). */
-	*ns = strtoull(buf, NULL, 10);
-	return 0;
-}
-
-static int list_tids(pid_t pid, pid_t **out, int *nr);
-
-/*
- * Note the on-CPU time of every thread of the target in @arr (tids kept
- * sorted; a thread seen before keeps its entry, updated), for rates per
- * CPU second. A thread gone meanwhile keeps its last value. Best effort:
- * on any error the snapshot is just less complete.
- */
-static void snap_cpu(pid_t pid, struct live_cpu **arr, size_t *nr, size_t *cap)
-{
-	pid_t *tids;
-	int n, i;
-	size_t j;
-	u64 ns = 0;
-
-	if (list_tids(pid, &tids, &n))
-		return;
-	for (i = 0; i < n; i++) {
-		if (read_schedstat(pid, tids[i], &ns))
-			continue;
-		for (j = 0; j < *nr && (*arr)[j].tid != tids[i]; j++)
-			;
-		if (j == *nr) {
-			if (ensure_mem((void **)arr, cap, sizeof(**arr), *nr + 1))
-				break;
-			(*arr)[(*nr)++].tid = tids[i];
-		}
-		(*arr)[j].ns = ns;
-	}
-	free(tids);
-}
-
 /* End sampling when asked to or at the deadline; idempotent. The end
  * time is taken here, so a reader that lags (the capture thread then
  * waits on the pipe) neither lengthens the recording nor its rate's
@@ -194,14 +136,14 @@ static bool check_end(struct perfspy_record *r)
 	if (stop_requested(r) || (r->deadline_ns && now_ns() >= r->deadline_ns)) {
 		perf_evlist__disable(r->evlist);
 		r->t_end = now_ns();
-		snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
+		live_snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
 		return true;
 	}
 	/* Every 100 ms: a thread that ends keeps a recent value (a read of
 	 * a few dozen small /proc files, about 1 ms of CPU a second). */
 	if (now_ns() - r->cpu_seen_ns >= 100000000ULL) {
 		r->cpu_seen_ns = now_ns();
-		snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
+		live_snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
 	}
 	return false;
 }
@@ -263,121 +205,7 @@ static int push_out(struct perfspy_record *r, bool wait)
 	return 0;
 }
 
-/* ------------------------------------------------------------ /proc */
-
-static char *read_text(const char *path, size_t *len)
-{
-	size_t cap = 0;
-	char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	*len = 0;
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		ssize_t n;
-
-		if (ensure_mem((void **)&buf, &cap, 1, *len + 65536 + 1)) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		n = read(fd, buf + *len, cap - *len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		*len += (size_t)n;
-	}
-	close(fd);
-	if (buf)
-		buf[*len] = '\0';
-	return buf;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Thread ids of @pid, sorted; -ESRCH if the process is gone. */
-static int list_tids(pid_t pid, pid_t **out, int *nr)
-{
-	char path[64];
-	struct dirent *de;
-	pid_t *v = NULL;
-	size_t cap = 0;
-	int n = 0, err = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while ((de = readdir(d))) {
-		long t = strtol(de->d_name, NULL, 10);
-
-		if (t <= 0)
-			continue;
-		if ((err = ensure_mem((void **)&v, &cap, sizeof(*v), (size_t)n + 1)))
-			break;
-		v[n++] = (pid_t)t;
-	}
-	closedir(d);
-	if (!err && !n)
-		err = -ESRCH;
-	if (!err)
-		xqsort(v, (size_t)n, sizeof(*v), cmp_pid);
-	if (err) {
-		free(v);
-		return err;
-	}
-	*out = v;
-	*nr = n;
-	return 0;
-}
-
-/* Whether @pid has a thread not among the @nr sorted @tids. */
-static bool new_threads(pid_t pid, const pid_t *tids, int nr)
-{
-	pid_t *now;
-	int n, i, j = 0;
-	bool found = false;
-
-	if (list_tids(pid, &now, &n))
-		return false;
-	for (i = 0; i < n && !found; i++) {
-		while (j < nr && tids[j] < now[i])
-			j++;
-		found = j == nr || tids[j] != now[i];
-	}
-	free(now);
-	return found;
-}
-
-/* _text and _etext from /proc/kallsyms; 0 when hidden (kptr_restrict). */
-static void kernel_text(u64 *text, u64 *etext)
-{
-	char line[512], name[256];
-	unsigned long long a;
-	char type;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	*text = *etext = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f) && (!*text || !*etext)) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
-			continue;
-		if (!strcmp(name, "_text"))
-			*text = a;
-		else if (!strcmp(name, "_etext"))
-			*etext = a;
-	}
-	fclose(f);
-}
+/* ------------------------------------------------------------ attach */
 
 /* COMM (+ FORK for non-leaders) per thread and MMAP2 per executable
  * mapping of an attached process. A thread that exits meanwhile is
@@ -393,7 +221,7 @@ static int synth_process(struct perfspy_record *r, u32 id_size)
 		pid_t tid = perf_thread_map__pid(r->threads, i);
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)r->pid, (int)tid);
-		text = read_text(path, &len);
+		text = live_read_text(path, &len);
 		if (!text)
 			continue;
 		if (len && text[len - 1] == '\n')
@@ -407,7 +235,7 @@ static int synth_process(struct perfspy_record *r, u32 id_size)
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)r->pid);
-	text = read_text(path, &len);
+	text = live_read_text(path, &len);
 	if (!text)
 		return -ESRCH;
 	err = live_put_maps(&r->out, r->pid, text, len, id_size);
@@ -415,100 +243,7 @@ static int synth_process(struct perfspy_record *r, u32 id_size)
 	return err;
 }
 
-/* ------------------------------------------------------------ launch */
-
-/* environ plus PYTHONPERFSUPPORT=1 unless already set (CPython 3.12+
- * then writes /tmp/perf-PID.map: reference/cpython-perf-support.md). */
-static char **child_env(bool add)
-{
-	extern char **environ;
-	size_t n = 0, i;
-	bool has = false;
-	char **env;
-
-	for (; environ && environ[n]; n++)
-		has |= !strncmp(environ[n], "PYTHONPERFSUPPORT=", 18);
-	env = calloc(n + 2, sizeof(*env));
-	if (!env)
-		return NULL;
-	for (i = 0; i < n; i++)
-		env[i] = environ[i];
-	if (add && !has)
-		env[n] = (char *)"PYTHONPERFSUPPORT=1";
-	return env;
-}
-
-/* Fork a child that waits on @go (EOF: _exit without exec) and then
- * execs @argv, reporting an exec failure's errno on @errfd. Only
- * async-signal-safe calls in the child (fork(2) in a threaded caller). */
-static int fork_child(struct perfspy_record *r, const char *const *argv,
-		      char **env, int *errfd)
-{
-	int go[2], ep[2];
-	pid_t pid;
-	char c;
-
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(ep, O_CLOEXEC) < 0) {
-		int err = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	pid = fork();
-	if (pid < 0) {
-		int err = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(ep[0]);
-		close(ep[1]);
-		return err;
-	}
-	if (pid == 0) {
-		ssize_t n;
-		int e;
-
-		close(go[1]);
-		close(ep[0]);
-		do
-			n = read(go[0], &c, 1);
-		while (n < 0 && errno == EINTR);
-		if (n != 1 || c != 'g')
-			_exit(127);
-		execvpe(argv[0], (char *const *)argv, env);
-		e = errno;
-		if (write(ep[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ep[1]);
-	r->pid = pid;
-	r->launched = true;
-	r->go_fd = go[1];
-	*errfd = ep[0];
-	return 0;
-}
-
-/* Let the child exec; -errno if the exec failed. */
-static int release_child(struct perfspy_record *r, int errfd)
-{
-	char c = 'g';
-	ssize_t n;
-	int e = 0;
-
-	if (write(r->go_fd, &c, 1) != 1)
-		return -errno;
-	close(r->go_fd);
-	r->go_fd = -1;
-	do
-		n = read(errfd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(e) ? -e : 0;
-}
+/* ------------------------------------------------------------ target */
 
 static void reap_child(struct perfspy_record *r, bool block)
 {
@@ -792,12 +527,13 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 	if (!r->cpus)
 		return -ENOMEM;
 	if (argv) {
-		env = child_env(!OPTS_GET(o, no_perf_map_env, false));
+		env = live_child_env(!OPTS_GET(o, no_perf_map_env, false));
 		if (!env)
 			return -ENOMEM;
-		err = fork_child(r, argv, env, &errfd);
+		err = live_fork_child(argv, env, &r->pid, &r->go_fd, &errfd);
 		if (err)
 			goto out;
+		r->launched = true;
 		r->threads = perf_thread_map__new_array(1, &r->pid);
 		err = r->threads ? open_events(r) : -ENOMEM;
 	} else {
@@ -810,14 +546,14 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 			delete_evlist(r);
 			perf_thread_map__put(r->threads);
 			r->threads = NULL;
-			err = list_tids(r->pid, &tids, &nr);
+			err = live_list_tids(r->pid, &tids, &nr);
 			if (err)
 				break;
 			r->threads = perf_thread_map__new_array(nr, tids);
 			err = r->threads ? open_events(r) : -ENOMEM;
 			/* A thread created between the listing and the open
 			 * inherited nothing: list again, open again. */
-			if (!err && tries < 4 && new_threads(r->pid, tids, nr))
+			if (!err && tries < 4 && live_new_threads(r->pid, tids, nr))
 				err = -ESRCH;
 			if (err != -ESRCH)
 				break;
@@ -833,7 +569,7 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 	err = live_put_header(&r->out);
 	if (!err)
 		err = live_put_attr(&r->out, &r->attr);
-	kernel_text(&text, &etext);
+	live_kernel_text(&text, &etext);
 	if (!err && text && !r->attr.exclude_kernel)
 		err = live_put_kernel_mmap(&r->out, text, etext, id_size);
 	if (!err && !argv)
@@ -843,14 +579,14 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 	{
 		size_t cap0 = 0;
 
-		snap_cpu(r->pid, &r->cpu0, &r->nr_cpu0, &cap0);
+		live_snap_cpu(r->pid, &r->cpu0, &r->nr_cpu0, &cap0);
 	}
 	r->t_start = now_ns();
 	r->cpu_seen_ns = r->t_start;
 	r->deadline_ns = dur ? r->t_start + dur * 1000000ULL : 0;
 	if (argv) {
 		r->nr_threads = 1;
-		err = release_child(r, errfd);
+		err = live_release_child(&r->go_fd, errfd);
 	} else {
 		perf_evlist__enable(r->evlist);
 	}

@@ -15,6 +15,7 @@
 #define PERFSPY_LIVE_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "common/util.h"
@@ -74,5 +75,47 @@ int live_put_sample(struct live_buf *b, const void *rec, u64 sample_type,
 /* Bytes of the sample_id trailer for @sample_type (TID, TIME, ID,
  * STREAM_ID, CPU, IDENTIFIER; perf_evsel__calc_id_pos's order). */
 u32 live_id_size(u64 sample_type);
+
+/* ---- /proc and launching (live_proc.c) ---- */
+
+/* The whole of a small /proc file, NUL-terminated; NULL if unreadable.
+ * The caller frees it. */
+char *live_read_text(const char *path, size_t *len);
+
+/* Thread ids of @pid, sorted ascending (freed by the caller); -ESRCH if
+ * the process is gone, -ENOMEM. */
+int live_list_tids(pid_t pid, pid_t **out, int *nr);
+
+/* Whether @pid now has a thread not among the @nr sorted @tids. */
+bool live_new_threads(pid_t pid, const pid_t *tids, int nr);
+
+/* _text and _etext from /proc/kallsyms; 0 when hidden (kptr_restrict). */
+void live_kernel_text(u64 *text, u64 *etext);
+
+/* On-CPU time of one thread (/proc/PID/task/TID/schedstat, first field). */
+struct live_cpu {
+	pid_t tid;
+	u64 ns;
+};
+
+/* Note every thread of @pid in *@arr (grown as needed): a thread seen
+ * before has its entry updated, one gone keeps its last value. */
+void live_snap_cpu(pid_t pid, struct live_cpu **arr, size_t *nr, size_t *cap);
+
+/* environ plus PYTHONPERFSUPPORT=1 (when @add and not set already); the
+ * array is the caller's to free, its strings are not. */
+char **live_child_env(bool add);
+
+/*
+ * Fork a child that waits for live_release_child() and then execs @argv
+ * with @env. *@child is its pid, *@go_fd the pipe it waits on (closing it
+ * unreleased makes the child exit 127 without exec), *@errfd where an
+ * exec failure comes back. Returns 0 or -errno.
+ */
+int live_fork_child(const char *const *argv, char **env, pid_t *child,
+		    int *go_fd, int *errfd);
+
+/* Let the child exec (closes *@go_fd); -errno if its exec failed. */
+int live_release_child(int *go_fd, int errfd);
 
 #endif
