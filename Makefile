@@ -6,6 +6,7 @@
 #   make check    every test (unit, corpus, e2e, diff); prints "N passed, N failed"
 #   make demo     record the bundled workload with perf and convert it
 #   make bench    benchmarks against the perf script pipeline
+#   make bench-record  perfspy record's overhead on a busy Python process
 #   make asan / make ubsan   the suite under sanitizers (build-asan/, build-ubsan/)
 #   make install  DESTDIR, PREFIX, LIBDIR, INCLUDEDIR, BINDIR honoured
 #   make help     every target and variable, one line each
@@ -41,9 +42,13 @@ endif
 SYS_LIBPERF := $(shell $(PKG_CONFIG) --exists libperf 2>/dev/null && echo y)
 ifeq ($(SYS_LIBPERF),y)
 LIBPERF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libperf)
+LIBPERF_LIBS := $(shell $(PKG_CONFIG) --libs libperf)
 LIBPERF_STAMP :=
 else
 LIBPERF_CFLAGS := -I$(DEPS)/libperf/include
+# Live capture (perfdata/live.c) links libperf itself; its archive needs
+# libapi beside it (scripts/build-libperf.sh).
+LIBPERF_LIBS := $(DEPS)/libperf/lib/libperf.a $(DEPS)/libperf/lib/libapi.a
 LIBPERF_STAMP := $(DEPS)/libperf/.stamp
 endif
 
@@ -66,7 +71,7 @@ REQ_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wno-missing-field-initial
 	-D_GNU_SOURCE -Iinclude -Ilibconv $(LIBPERF_CFLAGS)
 ALL_CFLAGS = $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-DPERFSPY_VERSION='"$(VERSION)"'
-LIBS = $(PKG_LIBS) -lstdc++
+LIBS = $(LIBPERF_LIBS) $(PKG_LIBS) -lstdc++ -lpthread
 
 LIB_SRCS := $(sort $(wildcard libconv/*.c libconv/*/*.c))
 LIB_HDRS := $(wildcard libconv/*.h libconv/*/*.h)
@@ -96,7 +101,7 @@ DLFILTER_CFLAGS := -I$(patsubst %/perf/perf_dlfilter.h,%,$(DLFILTER_HDR))
 endif
 endif
 
-.PHONY: all deps check check-unit check-e2e demo bench asan ubsan install \
+.PHONY: all deps check check-unit check-e2e demo bench bench-record asan ubsan install \
 	uninstall clean check-abi fuzz help compile_commands.json proto
 .DELETE_ON_ERROR:
 
@@ -198,6 +203,10 @@ demo: deps all
 
 bench: all
 	$(Q)O=$(O) bench/run.sh
+
+# perfspy record's cost on a 16-thread Python process (REC_SECONDS, REC_LONG=1).
+bench-record: all
+	$(Q)O=$(O) bench/run-record.sh
 
 asan:
 	$(Q)$(MAKE) --no-print-directory O=build-asan \

@@ -910,6 +910,143 @@ PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
 PERFSPY_API int perfspy_symbolizer__stats(const struct perfspy_symbolizer *s,
 					  struct perfspy_stats *stats);
 
+/*
+ * Live recording (`perfspy record`): sample a process through libperf
+ * (perf_event_open, per-CPU ring buffers) and hand the records over as a
+ * pipe-layout perf.data stream that perfspy_session__open_fd() reads as it
+ * arrives, so a recording of any length holds only what the pipe and the
+ * ring buffers hold.
+ *
+ *	struct perfspy_record *r;
+ *	PERFSPY_OPTS(perfspy_record_opts, ro, .pid = 1234, .duration_ms = 45000);
+ *	int err = perfspy_record__start(&ro, &r);
+ *	if (!err)
+ *		err = perfspy_session__open_fd(perfspy_record__fd(r), NULL, &s);
+ *	if (!err)
+ *		err = perfspy_session__convert(s, &co, f);  (returns at the end)
+ *	perfspy_record__finish(r);
+ *	perfspy_session__close(s);
+ *	perfspy_record__free(r);
+ *
+ * The event is cpu-clock at @rate Hz (fixed period 1/rate s of CPU time,
+ * per thread) with what `perf record --call-graph dwarf` samples: the
+ * kernel callchain, user registers and a user stack dump of @stack_size
+ * bytes; mmap, comm and task records; inherit, so threads and child
+ * processes created later are followed.
+ */
+struct perfspy_record;
+
+struct perfspy_record_opts {
+	size_t sz;
+	/* Log sink, as in perfspy_open_opts. */
+	perfspy_log_fn log_fn;
+	void *log_ctx;
+	int log_level;
+	/* Attach to this running process (its threads from /proc/PID/task,
+	 * its mappings and thread names synthesized from /proc), or ... */
+	int pid;
+	/* ... launch this command (NULL-terminated; argv[0] searched in
+	 * PATH). It runs with PYTHONPERFSUPPORT=1 added to the environment
+	 * (unless set already, or @no_perf_map_env) and is sampled from its
+	 * exec on. A command still running when the recording stops gets
+	 * SIGTERM (SIGKILL 2 s later) and is reaped. */
+	const char *const *argv;
+	/* Samples per second of CPU time per thread; 0 means 100. */
+	uint32_t rate;
+	/* User stack bytes copied per sample (multiple of 8, at most
+	 * 65528); 0 means 65528. */
+	uint32_t stack_size;
+	/* Ring buffer data pages per CPU (a power of 2); 0 means 1024 (4 MiB)
+	 * while all CPUs' buffers stay within 64 MiB, else fewer (at least
+	 * 128), and fewer still when the locked-memory limit says so
+	 * (perf_event_mlock_kb). */
+	uint32_t mmap_pages;
+	/* Stop after this long; 0 means when the target exits or
+	 * perfspy_record__stop() is called. */
+	uint64_t duration_ms;
+	/* Do not add PYTHONPERFSUPPORT=1 to a launched command. */
+	bool no_perf_map_env;
+	/* Also write the stream to @save_fd (a pipe-layout perf.data that
+	 * perf report/script -i and perfspy convert -i read). The caller
+	 * owns the fd. */
+	bool save;
+	int save_fd;
+	size_t : 0;
+};
+#define perfspy_record_opts__last_field save_fd
+
+/*
+ * Open the events, synthesize what exists and start the capture thread.
+ * On success *@out is a new recording: read perfspy_record__fd() to its
+ * end, then perfspy_record__finish() and perfspy_record__free().
+ * Kernel frames are left out (logged at info) when perf_event_paranoid
+ * allows only user-space sampling.
+ * Errors: -EACCES or -EPERM (perf_event_paranoid, no CAP_PERFMON, a
+ * container without perf_event access: the caller should say so), -ESRCH
+ * (no such process), -ENOENT/-EACCES.. from exec of the command, -EINVAL
+ * (neither or both of pid and argv, a bad rate or stack size),
+ * -EMFILE, -ENOMEM, -PERFSPY_E_OPTS.
+ */
+PERFSPY_API int perfspy_record__start(const struct perfspy_record_opts *opts,
+				      struct perfspy_record **out);
+
+/* The read end of the stream (owned by @r; closed by __free()). */
+PERFSPY_API int perfspy_record__fd(const struct perfspy_record *r);
+
+/*
+ * Ask the recording to stop: the capture thread drains the ring buffers,
+ * ends the stream (EOF on the fd) and returns. Returns at once; safe to
+ * call from a signal handler and from any thread, more than once.
+ */
+PERFSPY_API void perfspy_record__stop(struct perfspy_record *r);
+
+/*
+ * Stop (if not yet), wait for the capture thread and for a launched
+ * command. Call it once the stream has been read to its end (or is no
+ * longer read: __free() also works then). Returns 0, or the error that
+ * ended the capture early (-EPIPE: the reader closed the stream, -errno
+ * from writing @save_fd or from the ring buffers).
+ */
+PERFSPY_API int perfspy_record__finish(struct perfspy_record *r);
+
+/* What a recording did (fields up to ->sz, which the caller sets). */
+struct perfspy_record_stats {
+	size_t sz;
+	int pid;		/* the attached or launched process */
+	uint32_t rate;		/* requested Hz */
+	uint32_t nr_cpus;	/* ring buffers */
+	uint32_t mmap_pages;	/* data pages per ring buffer */
+	uint32_t nr_threads;	/* threads attached at the start */
+	bool kernel;		/* kernel frames sampled */
+	uint64_t samples;	/* sample records read */
+	uint64_t lost;		/* samples lost to full ring buffers */
+	uint64_t lost_records;	/* PERF_RECORD_LOST records */
+	uint64_t bytes;		/* stream bytes written */
+	uint64_t duration_ns;	/* from start to the end of sampling */
+	bool exited;		/* the launched command ended (status valid) */
+	int exit_status;	/* its wait(2) status */
+	size_t : 0;
+};
+
+/* Fill @st; valid from start on, final after __finish(). */
+PERFSPY_API int perfspy_record__stats(const struct perfspy_record *r,
+				      struct perfspy_record_stats *st);
+
+/*
+ * Time thread @tid of the target process spent on a CPU while it was
+ * sampled, in ns (/proc/PID/task/TID/schedstat when sampling started and
+ * ended; a thread created meanwhile counts from its start, one that ended
+ * up to its last reading, at most about 0.1 s before its end). Samples / this
+ * is the rate the thread got per CPU second, which is what --rate asks
+ * for. Valid after __finish(). -ENOENT for a thread never seen (another
+ * process's, with inherit), -EINVAL.
+ */
+PERFSPY_API int perfspy_record__thread_cpu(const struct perfspy_record *r,
+					   int tid, uint64_t *ns);
+
+/* Stop, close the stream and free; NULL is accepted. */
+PERFSPY_API void perfspy_record__free(struct perfspy_record *r);
+
 #ifdef __cplusplus
 }
 #endif

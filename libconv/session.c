@@ -245,6 +245,9 @@ static void reset_pass(struct perfspy_session *s)
 	s->py_nomap_procs = 0;
 	s->py_nomap_samples = 0;
 	s->mach.perf_map_dir = s->perf_map_dir;
+	/* A pipe is being recorded as we read (perfspy record, perf
+	 * record -o -): its processes' perf maps still grow. */
+	s->mach.jit_follow = s->rd.pipe_mode && s->rd.fd >= 0;
 	htab_free(&s->chains);
 	if (s->stk_live)
 		stk_free(&s->stk);

@@ -82,5 +82,6 @@ int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_combine(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 #endif

@@ -25,7 +25,7 @@ static void convert_usage(FILE *f)
 		"                        --format: told apart from perf.data by content\n"
 		"  -o, --output FILE     where to write; '-' is standard output [default: -]\n"
 		"                        (written to a temporary file, renamed on success)\n"
-		"      --format FMT      raw (py-spy folded stacks), flamegraph (interactive\n"
+		"  -f, --format FMT      raw (py-spy folded stacks), flamegraph (interactive\n"
 		"                        SVG, root on top) or speedscope (JSON, one profile\n"
 		"                        per thread; implies --threads) or pprof (gzipped\n"
 		"                        profile.proto for go tool pprof, Pyroscope, Parca;\n"
@@ -87,7 +87,7 @@ static const struct option convert_opts[] = {
 	{ "qualname", no_argument, NULL, O_QUALNAME },
 	{ "nolineno", no_argument, NULL, O_NOLINENO },
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
-	{ "format", required_argument, NULL, O_FORMAT },
+	{ "format", required_argument, NULL, 'f' },
 	{ "title", required_argument, NULL, O_TITLE },
 	{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -192,7 +192,7 @@ int cmd_convert(int argc, char **argv)
 	int c, err, ret = 1;
 	long v;
 
-	while ((c = getopt_long(argc, argv, "i:o:qvh", convert_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:o:f:qvh", convert_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'o': out = optarg; break;
@@ -225,7 +225,7 @@ int cmd_convert(int argc, char **argv)
 		case O_QUALNAME: co.qualname = true; break;
 		case O_NOLINENO: co.no_lineno = true; break;
 		case O_FULL_FILENAMES: co.full_filenames = true; break;
-		case O_FORMAT:
+		case 'f':
 			if (!strcmp(optarg, "raw")) {
 				wo.format = PERFSPY_FORMAT_RAW;
 			} else if (!strcmp(optarg, "flamegraph")) {

@@ -22,6 +22,8 @@ static void usage(FILE *f)
 		"  merge     py-spy captures + perf samples: py-spy's Python lines over\n"
 		"            perf's counts and native frames\n"
 		"  combine   many nodes' or runs' profiles (pprof, folded) summed into one\n"
+		"  record    sample a running process or a command (live, through\n"
+		"            perf_event) -> py-spy flame graph, raw or speedscope\n"
 		"\n"
 		"  perfspy <command> --help   options of a command\n"
 		"  perfspy --version          the version\n");
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
 		return cmd_merge(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "combine"))
 		return cmd_combine(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
 	cli_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return 2;

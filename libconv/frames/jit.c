@@ -632,3 +632,45 @@ out:
 	jit_map_free(m);
 	return ret;
 }
+
+int jit_map_follow_perf_map(struct jit_map **m, const char *dir, s32 pid,
+			    u64 *off, const struct log_sink *log)
+{
+	struct jit_file f = { .dump = false };
+	size_t want, len = 0;
+	char *buf, *nl;
+	ssize_t n;
+	int err;
+
+	if (jf_open(&f, dir ? dir : "/tmp", "perf-%d.map", pid))
+		return 0;
+	if ((u64)f.st.st_size <= *off || (u64)f.st.st_size - *off > SIZE_MAX - 1) {
+		close(f.fd);
+		return 0;
+	}
+	want = (size_t)((u64)f.st.st_size - *off);
+	buf = malloc(want);
+	err = buf ? 0 : -ENOMEM;
+	while (buf && len < want) {
+		n = pread(f.fd, buf + len, want - len, (off_t)(*off + len));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(f.fd);
+	/* Whole lines only: CPython appends one line per trampoline
+	 * (reference §1.3), and a reader can catch one half written. */
+	nl = buf && len ? memrchr(buf, '\n', len) : NULL;
+	if (!err && nl && !*m)
+		err = jit_map_new(m);
+	if (!err && nl) {
+		err = jit_map_add_perf_map(*m, buf, (size_t)(nl - buf) + 1, log);
+		*off += (u64)(nl - buf) + 1;
+		if (!err)
+			err = 1;
+	}
+	free(buf);
+	return err;
+}

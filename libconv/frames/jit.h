@@ -95,6 +95,16 @@ int jit_map_load(const char *dir, s32 pid, const struct log_sink *log,
 int jit_map_new(struct jit_map **out);
 
 /*
+ * Follow DIR/perf-PID.map of a process that is still running (a live
+ * recording or a perf pipe): add the whole lines written past byte *@off
+ * to *@m (created when NULL) and move *@off past them. A line still being
+ * written is left for the next call. Returns 1 if entries were added, 0 if
+ * nothing new (or no file), -ENOMEM.
+ */
+int jit_map_follow_perf_map(struct jit_map **m, const char *dir, s32 pid,
+			    u64 *off, const struct log_sink *log);
+
+/*
  * Add the perf map text in @buf[0..@len) (need not be NUL-terminated).
  * Lines are `START SIZE NAME\n` (perf's Documentation/jit-interface.txt;
  * CPython writes "%lx %x %s\n"): START and SIZE in hex, "0x" tolerated,

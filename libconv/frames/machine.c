@@ -12,8 +12,12 @@
 #include "python.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 
 /* Entry of the procs and threads tables: the pid or tid and its object. */
 struct id_ent {
@@ -404,7 +408,16 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
 static struct jit_map *proc_jit(struct machine *m, struct mach_proc *p)
 {
 	if (!p->jit_tried) {
+		char path[PATH_MAX];
+		struct stat st;
+
 		p->jit_tried = true;
+		/* Follow from the size seen before the load: lines added
+		 * meanwhile are read twice, which only re-adds equal entries. */
+		snprintf(path, sizeof(path), "%s/perf-%d.map",
+			 m->perf_map_dir ? m->perf_map_dir : "/tmp", (int)p->pid);
+		if (m->jit_follow && !stat(path, &st))
+			p->jit_off = (u64)st.st_size;
 		/* -ENOENT (no file) and -ENOMEM both leave no map: JIT
 		 * frames then stay addresses, the sample is kept. */
 		if (jit_map_load(m->perf_map_dir, p->pid, m->log, &p->jit))
@@ -439,6 +452,23 @@ bool mach_proc_has_perf_map(struct machine *m, s32 pid)
 	return false;
 }
 
+/* A live process's perf map grows as new code runs: look for new lines,
+ * at most every 20 ms per process (CLOCK_MONOTONIC_COARSE is a vDSO read;
+ * a stat per missed frame would cost more than the frame). */
+static int jit_follow(struct machine *m, struct mach_proc *p)
+{
+	struct timespec ts;
+	u64 now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+	if (p->jit_checked_ns && now - p->jit_checked_ns < 20000000ULL)
+		return 0;
+	p->jit_checked_ns = now;
+	return jit_map_follow_perf_map(&p->jit, m->perf_map_dir, p->pid,
+				       &p->jit_off, m->log);
+}
+
 const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)
 {
 	struct mach_proc *p = find_proc(m, pid);
@@ -449,6 +479,9 @@ const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)
 		struct jit_map *jm = proc_jit(m, p);
 
 		if (jm && (e = jit_map_find(jm, addr)))
+			return e;
+		if (!depth && m->jit_follow && jit_follow(m, p) > 0 &&
+		    (e = jit_map_find(p->jit, addr)))
 			return e;
 		if (p->ppid <= 0 || p->ppid == p->pid)
 			break;

@@ -42,6 +42,8 @@ struct mach_proc {
 	size_t nr_maps, cap_maps;
 	struct jit_map *jit; /* perf map / jitdump, loaded on first use */
 	bool jit_tried;
+	u64 jit_off;	      /* jit_follow: perf map bytes read */
+	u64 jit_checked_ns;   /* jit_follow: last look at the file */
 	u32 gen; /* bumped whenever the maps change */
 };
 
@@ -72,6 +74,9 @@ struct machine {
 
 	const char *perf_map_dir; /* where perf-PID.map files are; NULL: /tmp */
 	u64 kernel_text; /* runtime address of _text, 0 if unknown */
+	/* The input is being recorded now (a pipe): perf maps still grow,
+	 * so a JIT miss looks for lines added since (live.c, perf -o -). */
+	bool jit_follow;
 	bool kernel_syms_checked;
 	bool kernel_syms_ok;
 };

@@ -1,0 +1,336 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# e2e (issue 9): `perfspy record`, live through libperf, on CPython 3.12 running
+# src/py/workload.py (named threads, each a fixed Python chain ending in its
+# own ctypes C function of libwork.so, built -O2 -fomit-frame-pointer).
+#   launch     `record -- python3.12 workload.py`: PYTHONPERFSUPPORT=1 is
+#              added, so every chain is whole: Python frames from the thread's
+#              root down to the C function, the ctypes call under them
+#   attach     --pid of a workload started with -X perf: the same chains, and
+#              "writes a perf map" on stderr; --pid of one started without:
+#              native frames only (the C function under PyCFuncPtr_call, no
+#              workload.py frame) and the note with its three fixes
+#   -s         the forked child's chain is there with -s, absent without
+#   Ctrl-C     SIGINT mid-recording: exit 0, output complete and valid, the
+#              launched command ended
+#   --save     the saved perf.data is read by perf script and perf report, and
+#              perfspy convert -i gives the live output byte for byte
+#   refusal    as `nobody`: perf_event_open refused (perf_event_paranoid 3 on
+#              kernels that enforce it; a seccomp filter failing it with EPERM
+#              as docker's default profile does; --pid of root's process):
+#              one message naming perf_event_paranoid and CAP_PERFMON, exit 1,
+#              no output file
+# PY312 overrides the interpreter; REC_SECONDS the workload time (2 s).
+. "$(dirname "$0")/lib.sh"
+
+need_perfspy
+scratch
+chmod 755 "$SCRATCH" || die "chmod"
+
+PYSRC=$E2E_SRC/py
+WL=$PYSRC/workload.py
+RUN_S=${REC_SECONDS:-2}
+MIN_RATE=90	# share of C-leaf samples whose stack holds the whole chain
+
+find_py312() {
+	local p
+	[ -n "${PY312:-}" ] && { echo "$PY312"; return; }
+	for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 \
+		/root/.pyenv/versions/3.12.*/bin/python3.12 "$(command -v python3.12)"; do
+		[ -x "$p" ] && { echo "$p"; return; }
+	done
+}
+PY12=$(find_py312)
+[ -n "$PY12" ] || skip "no CPython 3.12 (set PY312)"
+"$PY12" -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("PY_HAVE_PERF_TRAMPOLINE") else 1)' ||
+	skip "$PY12 has no perf trampolines"
+if ! "$PERFSPY" record -q -f raw -o "$SCRATCH/probe" -- true 2>"$SCRATCH/probe.err"; then
+	skip "perfspy record cannot sample here: $(head -1 "$SCRATCH/probe.err")"
+fi
+
+(cd "$PYSRC" && ${CC:-cc} -O2 -g -fomit-frame-pointer -shared -fPIC \
+	-o "$SCRATCH/libwork.so" libwork.c) || die "cannot build libwork.so"
+LIB=$SCRATCH/libwork.so
+
+# Line of `def NAME` in workload.py (perfspy names a Python frame by its
+# function's first line).
+# shellcheck disable=SC2317 # called through eval below
+L() { grep -n "^ *def $1(" "$WL" | cut -d: -f1; }
+for f in recurse rec_worker method deeper nested_worker produce consume \
+	gen_worker main main_loop main_leaf spawn_child child_work child_leaf; do
+	eval "L_$f=\$(L $f)"
+	[ -n "$(eval echo "\$L_$f")" ] || die "no def $f in $WL"
+done
+# shellcheck disable=SC2046,SC2154 # eight words; L_* are set by eval above
+rec8=$(printf 'recurse \\(workload\\.py:%s\\);' $(seq 8 | sed "s/.*/$L_recurse/"))
+# The chain each C function must sit under (Python frames innermost-last,
+# ctypes between them and the leaf). Native start-up frames (clone3,
+# thread_run) may precede a thread's _bootstrap.
+declare -A CHAIN=(
+	[hash_rec]="w-rec;([^;]*;)*_bootstrap \(threading\.py:[0-9]+\);.*rec_worker \(workload\.py:$L_rec_worker\);${rec8}PyCFuncPtr_call .*;hash_rec \(libwork\.c:[0-9]+\)"
+	[hash_nested]="w-nested;([^;]*;)*_bootstrap \(threading\.py:[0-9]+\);.*nested_worker \(workload\.py:$L_nested_worker\);method \(workload\.py:$L_method\);deeper \(workload\.py:$L_deeper\);PyCFuncPtr_call .*;hash_nested \(libwork\.c:[0-9]+\)"
+	[hash_gen]="w-gen;([^;]*;)*_bootstrap \(threading\.py:[0-9]+\);.*gen_worker \(workload\.py:$L_gen_worker\);consume \(workload\.py:$L_consume\);produce \(workload\.py:$L_produce\);PyCFuncPtr_call .*;hash_gen \(libwork\.c:[0-9]+\)"
+	[hash_main]="py-main;<module> \(workload\.py:1\);main \(workload\.py:$L_main\);main_loop \(workload\.py:$L_main_loop\);main_leaf \(workload\.py:$L_main_leaf\);PyCFuncPtr_call .*;hash_main \(libwork\.c:[0-9]+\)"
+	[hash_child]="py-child;<module> \(workload\.py:1\);main \(workload\.py:$L_main\);spawn_child \(workload\.py:$L_spawn_child\);child_work \(workload\.py:$L_child_work\);child_leaf \(workload\.py:$L_child_leaf\);PyCFuncPtr_call .*;hash_child \(libwork\.c:[0-9]+\)"
+)
+
+# weight FILE ERE: samples of the lines matching ERE.
+weight() { grep -E "$2" "$1" | awk '{ s += $NF } END { print s + 0 }'; }
+
+# check_chains FILE WHAT LEAF...: every LEAF's samples (>= 1) mostly carry
+# their whole chain under a `thread (TID): NAME` root.
+check_chains() {
+	local f=$1 what=$2 leaf all whole
+	shift 2
+	for leaf in "$@"; do
+		all=$(weight "$f" ";$leaf \(libwork\.c:[0-9]+\) [0-9]+$")
+		whole=$(weight "$f" "^thread \([0-9]+\): ${CHAIN[$leaf]} [0-9]+$")
+		if [ "$all" -eq 0 ]; then
+			fail "$what: no sample in $leaf"
+		elif [ $((whole * 100)) -ge $((all * MIN_RATE)) ]; then
+			pass "$what: $leaf under its whole Python chain in $whole of $all samples"
+		else
+			fail "$what: $leaf under its whole chain in only $whole of $all samples; e.g. $(grep ";$leaf " "$f" | grep -vE "${CHAIN[$leaf]}" | head -1)"
+		fi
+	done
+}
+
+# wait_line FILE TEXT: wait (10 s at most) until FILE holds TEXT.
+wait_line() {
+	local _
+	for _ in $(seq 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+pids=()
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup_rec() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "${paranoid_saved:-}" ] && echo "$paranoid_saved" >/proc/sys/kernel/perf_event_paranoid
+	for p in "${pids[@]}"; do rm -f "/tmp/perf-$p.map"; done
+	cleanup_scratch
+}
+trap cleanup_rec EXIT
+trap 'exit 143' TERM INT
+
+say "== launch: $PY12 workload.py (PYTHONPERFSUPPORT=1 added)"
+out=$SCRATCH/launch.txt
+if "$PERFSPY" record -t -f raw -o "$out" -- "$PY12" "$WL" "$LIB" "$RUN_S" nofork \
+	>"$SCRATCH/launch.wl" 2>"$SCRATCH/launch.err"; then
+	pass "launch: exit 0"
+	pids+=("$(awk '$1 == "parent" { print $2 }' "$SCRATCH/launch.wl")")
+	check_format "$out" "launch"
+	check_chains "$out" launch hash_rec hash_nested hash_gen hash_main
+	grep -q "samples in 4 threads" "$SCRATCH/launch.err" &&
+		grep -qE "tid [0-9]+ w-rec +[0-9]+ samples +[0-9.]+ s on CPU" "$SCRATCH/launch.err" &&
+		grep -q "requested 100 Hz per second on CPU" "$SCRATCH/launch.err" &&
+		grep -q "lost records: 0" "$SCRATCH/launch.err" &&
+		grep -q "wrote $out" "$SCRATCH/launch.err" &&
+		pass "launch: summary (4 threads, per-thread rate, rates, lost, output)" ||
+		fail "launch: summary: $(cat "$SCRATCH/launch.err")"
+else
+	fail "launch: exit $?: $(tail -3 "$SCRATCH/launch.err")"
+fi
+
+# attach TAG [PYFLAGS]: run the workload (6 s), record 2 s of it by --pid.
+attach() {
+	local tag=$1 wpid
+	shift
+	"$PY12" "$@" "$WL" "$LIB" 6 nofork >"$SCRATCH/$tag.wl" &
+	wpid=$!
+	pids+=("$wpid")
+	wait_line "$SCRATCH/$tag.wl" "^parent" || { fail "$tag: workload did not start"; return 1; }
+	sleep 0.5 # its threads are running
+	"$PERFSPY" record -p "$wpid" -d 2 -t -f raw -o "$SCRATCH/$tag.txt" 2>"$SCRATCH/$tag.err" ||
+		{ fail "$tag: exit $?: $(tail -3 "$SCRATCH/$tag.err")"; return 1; }
+	wait "$wpid"
+	pass "$tag: exit 0"
+	check_format "$SCRATCH/$tag.txt" "$tag"
+	return 0
+}
+
+say "== attach: --pid of a workload started with -X perf"
+if attach attach-perf -X perf; then
+	check_chains "$SCRATCH/attach-perf.txt" attach-perf hash_rec hash_nested hash_gen hash_main
+	grep -q "writes a perf map" "$SCRATCH/attach-perf.err" && ! grep -q "note:" "$SCRATCH/attach-perf.err" &&
+		pass "attach-perf: says the target writes a perf map, no note" ||
+		fail "attach-perf: stderr: $(cat "$SCRATCH/attach-perf.err")"
+	# The target runs on after the 2 s: every thread has its CPU time,
+	# and the kernel's cpu-clock gives about the requested rate per CPU
+	# second (wide bounds: this checks the accounting, not the machine).
+	all=$(sed -n "s/.*achieved \([0-9.]*\) Hz over all threads' CPU time.*/\1/p" "$SCRATCH/attach-perf.err")
+	awk -v r="$all" 'BEGIN { exit !(r >= 50 && r <= 150) }' &&
+		pass "attach-perf: rate per CPU second over all threads $all Hz (requested 100)" ||
+		fail "attach-perf: rate: $(grep -A1 'rate:' "$SCRATCH/attach-perf.err")"
+	d=$(grep -oE "recorded [0-9.]+ s" "$SCRATCH/attach-perf.err" | grep -oE "[0-9.]+")
+	awk -v d="$d" 'BEGIN { exit !(d >= 1.9 && d <= 2.6) }' &&
+		pass "attach-perf: -d 2 recorded ${d} s" || fail "attach-perf: -d 2 recorded '${d}' s"
+fi
+
+say "== attach: --pid of a workload started without -X perf"
+if attach attach-noperf; then
+	f=$SCRATCH/attach-noperf.txt
+	nat=$(weight "$f" "PyCFuncPtr_call [^;]*;.*hash_(rec|nested|gen|main) \(libwork\.c:[0-9]+\) [0-9]+$")
+	py=$(weight "$f" "\(workload\.py")
+	[ "$nat" -gt 0 ] && [ "$py" -eq 0 ] &&
+		pass "attach-noperf: native frames only ($nat samples in libwork under ctypes, none named in workload.py)" ||
+		fail "attach-noperf: $nat native samples under ctypes, $py with Python frames"
+	e=$SCRATCH/attach-noperf.err
+	grep -q "note: pid [0-9]* (python3.12) writes no perf map" "$e" &&
+		grep -q "native frames only" "$e" && grep -q -- "-X perf" "$e" &&
+		grep -q "PYTHONPERFSUPPORT=1" "$e" && grep -q 'activate_stack_trampoline("perf")' "$e" &&
+		grep -q "perfspy merge" "$e" &&
+		pass "attach-noperf: the note (native frames only, three fixes, merge for <= 3.11)" ||
+		fail "attach-noperf: stderr: $(cat "$e")"
+fi
+
+say "== -s: a forking workload"
+if "$PERFSPY" record -s -t -f raw -o "$SCRATCH/sub.txt" -- "$PY12" "$WL" "$LIB" "$RUN_S" \
+	>"$SCRATCH/sub.wl" 2>"$SCRATCH/sub.err"; then
+	mapfile -t -O "${#pids[@]}" pids < <(awk '$1 == "parent" || $1 == "child" { print $2 }' "$SCRATCH/sub.wl")
+	check_format "$SCRATCH/sub.txt" "-s"
+	check_chains "$SCRATCH/sub.txt" "-s" hash_child hash_main
+	grep -q "with subprocesses" "$SCRATCH/sub.err" && pass "-s: summary counts subprocesses" ||
+		fail "-s: summary: $(cat "$SCRATCH/sub.err")"
+else
+	fail "-s: exit $?: $(tail -3 "$SCRATCH/sub.err")"
+fi
+if "$PERFSPY" record -q -t -f raw -o "$SCRATCH/nosub.txt" -- "$PY12" "$WL" "$LIB" "$RUN_S" \
+	>"$SCRATCH/nosub.wl" 2>"$SCRATCH/nosub.err"; then
+	mapfile -t -O "${#pids[@]}" pids < <(awk '$1 == "parent" || $1 == "child" { print $2 }' "$SCRATCH/nosub.wl")
+	n=$(weight "$SCRATCH/nosub.txt" "hash_child")
+	m=$(weight "$SCRATCH/nosub.txt" "hash_main")
+	[ "$n" -eq 0 ] && [ "$m" -gt 0 ] && pass "no -s: the child's samples are left out ($m in hash_main)" ||
+		fail "no -s: $n samples of the child, $m of the parent"
+else
+	fail "no -s: exit $?: $(tail -3 "$SCRATCH/nosub.err")"
+fi
+
+say "== Ctrl-C mid-recording"
+"$PERFSPY" record -t -f raw -o "$SCRATCH/int.txt" -- "$PY12" "$WL" "$LIB" 60 nofork \
+	>"$SCRATCH/int.wl" 2>"$SCRATCH/int.err" &
+rp=$!
+pids+=("$rp")
+if wait_line "$SCRATCH/int.wl" "^parent"; then
+	wpid=$(awk '$1 == "parent" { print $2 }' "$SCRATCH/int.wl")
+	pids+=("$wpid")
+	sleep 2
+	t0=$(date +%s)
+	kill -INT "$rp"
+	wait "$rp"
+	rc=$?
+	t1=$(date +%s)
+	[ "$rc" -eq 0 ] && pass "Ctrl-C: exit 0 after $((t1 - t0)) s" || fail "Ctrl-C: exit $rc: $(tail -3 "$SCRATCH/int.err")"
+	[ -s "$SCRATCH/int.txt" ] && check_format "$SCRATCH/int.txt" "Ctrl-C" || fail "Ctrl-C: no output"
+	check_chains "$SCRATCH/int.txt" "Ctrl-C" hash_main
+	ls "$SCRATCH"/int.txt.*tmp* >/dev/null 2>&1 && fail "Ctrl-C: temporary file left" ||
+		pass "Ctrl-C: no temporary file left"
+	kill -0 "$wpid" 2>/dev/null && fail "Ctrl-C: the launched workload still runs" ||
+		pass "Ctrl-C: the launched workload ended"
+else
+	fail "Ctrl-C: workload did not start: $(cat "$SCRATCH/int.err")"
+fi
+
+say "== --save: perf.data read back by perf and by perfspy convert"
+if "$PERFSPY" record -f raw --save "$SCRATCH/saved.data" -o "$SCRATCH/live.txt" -- \
+	"$PY12" "$WL" "$LIB" "$RUN_S" nofork >"$SCRATCH/save.wl" 2>"$SCRATCH/save.err"; then
+	wpid=$(awk '$1 == "parent" { print $2 }' "$SCRATCH/save.wl")
+	pids+=("$wpid")
+	live=$(awk '{ s += $NF } END { print s + 0 }' "$SCRATCH/live.txt")
+	if "$PERFSPY" convert -q -i "$SCRATCH/saved.data" --pid "$wpid" -f raw -o "$SCRATCH/conv.txt"; then
+		cmp -s "$SCRATCH/live.txt" "$SCRATCH/conv.txt" &&
+			pass "--save: perfspy convert -i gives the live output byte for byte ($live samples)" ||
+			fail "--save: perfspy convert differs from the live output: $(diff "$SCRATCH/live.txt" "$SCRATCH/conv.txt" | head -4)"
+	else
+		fail "--save: perfspy convert -i failed"
+	fi
+	if command -v "$PERF" >/dev/null 2>&1; then
+		"$PERF" script -i "$SCRATCH/saved.data" --pid "$wpid" -F tid,sym 2>"$SCRATCH/script.err" >"$SCRATCH/script.txt"
+		nrec=$("$PERF" script -i "$SCRATCH/saved.data" --pid "$wpid" -F tid -G 2>/dev/null | grep -c '[0-9]')
+		[ "$nrec" -eq "$live" ] && grep -q "hash_rec" "$SCRATCH/script.txt" &&
+			grep -q "PyCFuncPtr_call" "$SCRATCH/script.txt" &&
+			pass "--save: perf script -i reads it: $nrec samples of pid $wpid (= live), hash_rec under PyCFuncPtr_call" ||
+			fail "--save: perf script: $nrec samples (live $live); $(head -2 "$SCRATCH/script.err")"
+		"$PERF" report -i "$SCRATCH/saved.data" --stdio --sort sym 2>/dev/null | grep -q "hash_rec" &&
+			pass "--save: perf report -i names hash_rec" || fail "--save: perf report -i"
+	fi
+else
+	fail "--save: exit $?: $(tail -3 "$SCRATCH/save.err")"
+fi
+
+say "== refusal: an unprivileged user"
+if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
+	say "  (not root, or no nobody/setpriv: refusal checks not run)"
+	[ "${CI:-}" = true ] && fail "refusal: CI runs as root with setpriv"
+else
+	cp "$PERFSPY" "$SCRATCH/perfspy-copy" && chmod 755 "$SCRATCH/perfspy-copy"
+	mkdir -m 777 "$SCRATCH/rw"
+	asnobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+	# refused TAG CMD...: one message naming perf_event_paranoid and
+	# CAP_PERFMON, exit 1, nothing written.
+	refused() {
+		local tag=$1 rc=0
+		shift
+		"$@" >"$SCRATCH/$tag.out" 2>"$SCRATCH/$tag.err" || rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "not allowed to sample" "$SCRATCH/$tag.err" &&
+			grep -q "perf_event_paranoid" "$SCRATCH/$tag.err" &&
+			grep -q "CAP_PERFMON" "$SCRATCH/$tag.err" &&
+			[ -z "$(ls -A "$SCRATCH/rw")" ]; then
+			pass "$tag: refused with the fix, exit 1, no output file"
+		else
+			fail "$tag: exit $rc, files: $(ls -A "$SCRATCH/rw"), stderr: $(head -3 "$SCRATCH/$tag.err")"
+		fi
+		rm -f "$SCRATCH"/rw/* "$SCRATCH"/rw/.??* 2>/dev/null
+	}
+	paranoid_saved=$(cat /proc/sys/kernel/perf_event_paranoid)
+	echo 3 >/proc/sys/kernel/perf_event_paranoid
+	rc=0
+	asnobody "$SCRATCH/perfspy-copy" record -q -f raw -o "$SCRATCH/rw/p3.txt" \
+		--save "$SCRATCH/rw/p3.data" -- /bin/true 2>"$SCRATCH/p3.err" || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		say "  (this kernel does not enforce perf_event_paranoid 3: user-space sampling stays allowed)"
+		rm -f "$SCRATCH"/rw/*
+	else
+		refused paranoid3 asnobody "$SCRATCH/perfspy-copy" record -f raw -o "$SCRATCH/rw/p3.txt" \
+			--save "$SCRATCH/rw/p3.data" -- /bin/true
+	fi
+	echo "$paranoid_saved" >/proc/sys/kernel/perf_event_paranoid
+	paranoid_saved=
+	# A container without perf_event access: docker's default seccomp
+	# profile fails perf_event_open with EPERM. The filter is installed
+	# by Python (prctl PR_SET_SECCOMP; x86-64 syscall 298), then exec.
+	cat >"$SCRATCH/noperf.py" <<'EOF'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+def ins(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
+prog = b"".join([
+    ins(0x20, 0, 0, 4),                     # ld arch
+    ins(0x15, 0, 3, 0xC000003E),            # jeq AUDIT_ARCH_X86_64
+    ins(0x20, 0, 0, 0),                     # ld nr
+    ins(0x15, 0, 1, 298),                   # jeq perf_event_open
+    ins(0x06, 0, 0, 0x00050000 | 1),        # ret ERRNO(EPERM)
+    ins(0x06, 0, 0, 0x7FFF0000),            # ret ALLOW
+])
+buf = ctypes.create_string_buffer(prog)
+fprog = struct.pack("HxxxxxxQ", len(prog) // 8, ctypes.addressof(buf))
+fbuf = ctypes.create_string_buffer(fprog)
+assert libc.prctl(38, 1, 0, 0, 0) == 0                      # NO_NEW_PRIVS
+assert libc.prctl(22, 2, ctypes.addressof(fbuf), 0, 0) == 0  # SECCOMP_MODE_FILTER
+os.execv(sys.argv[1], sys.argv[1:])
+EOF
+	refused seccomp asnobody "$PY" "$SCRATCH/noperf.py" "$SCRATCH/perfspy-copy" record \
+		-f raw -o "$SCRATCH/rw/sc.txt" --save "$SCRATCH/rw/sc.data" -- /bin/true
+	sleep 30 &
+	rootpid=$!
+	pids+=("$rootpid")
+	refused other-user asnobody "$SCRATCH/perfspy-copy" record -p "$rootpid" -d 1 \
+		-f raw -o "$SCRATCH/rw/ou.txt"
+	kill "$rootpid" 2>/dev/null
+fi
+
+finish
