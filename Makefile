@@ -38,7 +38,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # libperf: a system one if pkg-config knows it, else ours from linux-source
-# (DESIGN.md "Dependencies"; reference/perf-data-format.md §4).
+# (docs/design.md "Dependencies"; docs/perf-data-format.md §4).
 SYS_LIBPERF := $(shell $(PKG_CONFIG) --exists libperf 2>/dev/null && echo y)
 ifeq ($(SYS_LIBPERF),y)
 LIBPERF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libperf)

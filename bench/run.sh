@@ -12,7 +12,7 @@
 #
 # Each command runs BENCH_RUNS times (default 3); the table gives the median
 # wall time, samples/s, MB/s and the peak RSS (for a pipeline, the largest
-# stage), then the pipeline/perfspy ratios.  Target (DESIGN.md, anchors B.4):
+# stage), then the pipeline/perfspy ratios.  Target (docs/design.md §6.1):
 # perfspy >= 20x faster than the pipeline, with a lower peak RSS.
 # Usage: O=build bench/run.sh   (or `make bench`).  BENCH_REFRESH=1 records
 # a new profile.

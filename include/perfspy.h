@@ -523,7 +523,7 @@ PERFSPY_API int perfspy_folder__write(const struct perfspy_folder *f,
 				      const struct perfspy_write_opts *opts);
 
 /*
- * py-spy captures (`perfspy merge`; reference/pyspy-formats.md §1, §2.1).
+ * py-spy captures (`perfspy merge`; docs/pyspy-formats.md §1, §2.1).
  */
 enum perfspy_capture_format {
 	PERFSPY_CAPTURE_AUTO = 0,	/* by content: '{' is speedscope, else raw */

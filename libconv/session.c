@@ -12,7 +12,7 @@
  *
  * Frames are resolved once per (DSO, offset) or kernel address and kept
  * as interned folder ids in a cache, so the cost per sample is a few hash
- * lookups (reference/anchors-and-speed.md B.5: unique addresses are a
+ * lookups (docs/design.md §6.2: unique addresses are a
  * small share of samples).
  */
 #include <errno.h>
@@ -32,8 +32,8 @@
 
 /*
  * Callchain cache: frame-pointer samples repeat the same callchains over
- * and over (unique chains are 7-25% of samples, anchors-and-speed.md
- * B.1), so a chain seen before in the same process, thread and maps goes
+ * and over (unique chains are 7-25% of samples, docs/design.md
+ * §6.2), so a chain seen before in the same process, thread and maps goes
  * straight to its folded stack. The key is two independent 64-bit hashes
  * of the chain and its context (a false match needs a 127-bit
  * collision: the table keeps h1 with its top bit set, htab_tag); the
@@ -377,7 +377,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		int len;
 
 		/* py-spy --threads: `thread (TID): NAME` at the root
-		 * (pyspy-formats.md §1.5). */
+		 * (docs/pyspy-formats.md §1.5). */
 		len = t && t->comm ?
 			snprintf(buf, sizeof(buf), "thread (%u): %s", smp->tid, t->comm) :
 			snprintf(buf, sizeof(buf), "thread (%u)", smp->tid);
@@ -397,7 +397,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		char buf[512];
 
 		/* py-spy --subprocesses: `process PID:"CMDLINE"` outermost
-		 * (pyspy-formats.md §1.6); the name stands in for argv. */
+		 * (docs/pyspy-formats.md §1.6); the name stands in for argv. */
 		err = root_frame(s, buf, snprintf(buf, sizeof(buf), "process %u:\"%s\"",
 						  smp->pid, pc ? pc : ""), &n);
 		if (err)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build libperf (headers + static library) from Debian's linux-source-6.1
 # into DEST (default build/deps). Debian ships no libperf package
-# (DESIGN.md "Dependencies"); the build takes about 2 s.
+# (docs/design.md "Dependencies"); the build takes about 2 s.
 set -euo pipefail
 
 dest=${1:-build/deps}
@@ -20,6 +20,6 @@ fi
 mkdir -p "$dest/libperf-build"
 make -s -C "$src/tools/lib/perf" O="$dest/libperf-build" prefix="$dest/libperf" \
 	libdir_relative=lib -j2 install_lib install_headers install_pkgconfig >/dev/null
-# libperf.a lacks libapi; keep it beside (reference/perf-data-format.md §4).
+# libperf.a lacks libapi; keep it beside (docs/perf-data-format.md §4).
 cp "$dest/libperf-build/libapi.a" "$dest/libperf/lib/"
 touch "$dest/libperf/.stamp"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what perfspy needs to build and test, if it is missing.
 # Idempotent: a machine that has everything runs no apt-get at all.
-# Debian package names (DESIGN.md "Dependencies").
+# Debian package names (docs/design.md "Dependencies").
 set -euo pipefail
 
 # The shellcheck package: tests/lint/run-shellcheck.sh (skipped without it).

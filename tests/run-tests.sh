@@ -7,7 +7,7 @@
 #          all   unit (with lint), then e2e
 #   FILTER optional substring: run only the tests whose name contains it
 # Environment: O (build dir, default build), CI (=true: a skipped corpus, e2e
-# or diff test is a failure, STYLE.md §9), VALGRIND=1 (unit binaries under
+# or diff test is a failure, docs/conventions.md §9), VALGRIND=1 (unit binaries under
 # valgrind --error-exitcode=1), TEST_TIMEOUT (seconds per test, default 900).
 # Sanitizer reports exit 86 (ASAN/UBSAN/LSAN_OPTIONS, unless already set).
 #

@@ -2,7 +2,7 @@
 /*
  * Folding: interned frame strings and stack -> weight aggregation,
  * written out sorted bytewise so the same input always gives the same
- * bytes (STYLE.md §1; py-spy writes in hash order, which we do not copy).
+ * bytes (docs/conventions.md §1; py-spy writes in hash order, which we do not copy).
  *
  * Frames are interned once and referred to by u32 ids; a stack is an id
  * array kept in one pool. Memory is bounded by unique frames and unique

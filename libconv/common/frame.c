@@ -55,7 +55,7 @@ static bool hex_id(const char *s, size_t n)
 }
 
 /*
- * Thread roots, every version (pyspy-formats.md §1.5, §6): `thread (ID)`,
+ * Thread roots, every version (docs/pyspy-formats.md §1.5, §6): `thread (ID)`,
  * `thread (ID): NAME` (0.3.4+, the name from 0.4.0), `thread ID`
  * (0.3.0-0.3.3), `thread ID ()` (0.2.x). A Python function named
  * `thread` is `thread (file.py:1)`: its "ID" is not a number, so it fails.

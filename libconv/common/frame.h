@@ -3,8 +3,7 @@
  * The frame grammar: the one set of rules by which every reader of
  * folded frame text (the SVG and speedscope writers, the report, the
  * py-spy readers, the merge) splits a frame into its parts and tells its
- * kind. Frame text is what the folder holds (DESIGN.md "Output
- * contract"; reference/pyspy-formats.md §1.2-1.6, §6):
+ * kind. Frame text is what the folder holds (docs/output.md; docs/pyspy-formats.md §1.2-1.6, §6):
  *
  *   Python   `name (file.py:line)`, `name (file)`, pseudo files such as
  *            `<frozen importlib._bootstrap>` (§1.11), or an unspliced

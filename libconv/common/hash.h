@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The library's one hash table and one string set (libbpf keeps one
- * hashmap.c and one strset.c the same way, STYLE.md §2).
+ * hashmap.c and one strset.c the same way, docs/conventions.md §2).
  *
  * struct htab: open addressing with linear probing over a power-of-two
  * array of fixed-size entries, at most half full. Each entry is the

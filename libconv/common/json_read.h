@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A small pull parser for JSON (RFC 8259) over an untrusted buffer in
- * memory, for reading speedscope profiles (reference/pyspy-formats.md
+ * memory, for reading speedscope profiles (docs/pyspy-formats.md
  * §2.1). The caller walks the document: it opens an object or array,
  * asks for the next key or element, reads scalars, and skips what it
  * does not need.

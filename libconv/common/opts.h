@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Sized options structs (STYLE.md §4): the caller's struct starts with
+ * Sized options structs (docs/conventions.md §4): the caller's struct starts with
  * its size; a field is read only if the caller's struct reaches it, and
  * bytes past what this library knows must be zero (so a caller built
  * against a newer header cannot ask for something silently ignored;

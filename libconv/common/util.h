@@ -5,7 +5,7 @@
  * arena, and the internal logging hook.
  *
  * Nothing here keeps global state: the log sink lives in a struct the
- * caller owns (STYLE.md §1, "no mutable globals").
+ * caller owns (docs/conventions.md §1, "no mutable globals").
  */
 #ifndef PERFSPY_UTIL_H
 #define PERFSPY_UTIL_H
@@ -85,7 +85,7 @@ static inline u16 get_u16(const void *p)
 /*
  * perf_event_header fields of a record that may sit at any alignment
  * (decompressed data, stream buffers, fuzz inputs): read by offset, never
- * through the struct (reference/perf-data-format.md §1.3: u32 type,
+ * through the struct (docs/perf-data-format.md §1.3: u32 type,
  * u16 misc, u16 size).
  */
 static inline u32 hdr_type(const void *h)
@@ -216,7 +216,7 @@ static inline u64 hash_mix(u64 h)
 }
 
 /*
- * py-spy's short filename rule (reference/pyspy-formats.md §1.4): keep
+ * py-spy's short filename rule (docs/pyspy-formats.md §1.4): keep
  * the file plus every enclosing directory that holds an __init__.py.
  * Writes into @buf; returns @buf, or @path itself when nothing can be
  * shortened (no '/', or pseudo paths such as "<frozen ...>").

@@ -527,7 +527,7 @@ static void report(struct mg *m)
 			(unsigned long long)s->no_python);
 }
 
-/* Copy as much as the caller's struct holds (sized structs, STYLE.md §4). */
+/* Copy as much as the caller's struct holds (sized structs, docs/conventions.md §4). */
 static void copy_stats(const struct mg *m, struct perfspy_merge_stats *out)
 {
 	struct perfspy_merge_stats s = m->st;

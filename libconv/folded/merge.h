@@ -12,7 +12,7 @@
  *    of the matched frames in proportion to their py-spy counts, and the
  *    perf frames keep their places with py-spy's current lines in place
  *    of the function first lines perfspy prints
- *    (reference/pyspy-formats.md §1.3 LineNo::LastInstruction vs --function).
+ *    (docs/pyspy-formats.md §1.3 LineNo::LastInstruction vs --function).
  *  - Native join (perf stacks with no Python frame: interpreters without
  *    perf trampolines): the native frames after a py-spy --native stack's
  *    last Python frame (§1.8: extension entry points, ctypes targets) are

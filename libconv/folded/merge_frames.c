@@ -10,7 +10,7 @@
  * are one atom (py-spy 0.4.2 co_name vs 0.4.3+ qualnames, perfspy
  * --qualname). py-spy's file names are first mapped to the perf side's:
  * a speedscope capture holds full paths where perfspy prints py-spy's
- * short ones (reference/pyspy-formats.md §1.4, §2.1). A native frame's
+ * short ones (docs/pyspy-formats.md §1.4, §2.1). A native frame's
  * atom is its name; address-only frames get none.
  *
  * Definitions. Two functions can share a name in one file
@@ -71,7 +71,7 @@ static u64 base_hash(const char *f, size_t n)
 
 /* One file is the other plus leading directories: `torch/nn/x.py` and
  * `/venv/lib/.../torch/nn/x.py` (py-spy short names vs speedscope's full
- * ones, pyspy-formats.md §1.4 and §2.1). */
+ * ones, docs/pyspy-formats.md §1.4 and §2.1). */
 static bool suffix_compatible(const char *a, size_t na, const char *b, size_t nb)
 {
 	if (na > nb)
@@ -161,7 +161,7 @@ static u32 file_id(struct mg *m, struct mg_side *s, const char *f, size_t n)
 	return (m->canon[fid] & ~MG_ON_PERF) - 1;
 }
 
-/* co_name vs co_qualname (pyspy-formats.md, the 0.4.3 warning): compare
+/* co_name vs co_qualname (docs/pyspy-formats.md, the 0.4.3 warning): compare
  * the last component, `Outer.Inner.method` -> `method`. */
 static void last_component(const char **name, size_t *n)
 {

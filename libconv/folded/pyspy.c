@@ -4,7 +4,7 @@
  * format (see pyspy.h). Frames are read by the frame grammar
  * (common/frame.h) and stacks built in pyspy_stack.c.
  *
- * Raw grammar (reference/pyspy-formats.md §1.2): `frame;...;frame COUNT\n`
+ * Raw grammar (docs/pyspy-formats.md §1.2): `frame;...;frame COUNT\n`
  * root first; no escaping, so the count is found by a right split on the
  * last space (§6) and a `process PID:"cmdline"` frame whose command line
  * holds ';' is re-joined (§1.6, multiprocessing spawn children). Older
@@ -65,7 +65,7 @@ static int split_frames(struct pys_reader *r, const char *s, const char *e)
 	int err;
 
 	if (s == e)
-		return 0; /* " 7": an empty stack (pyspy-formats.md §1.2) */
+		return 0; /* " 7": an empty stack (docs/pyspy-formats.md §1.2) */
 	for (;;) {
 		t = memchr(p, ';', (size_t)(e - p));
 		t = process_end(p, t ? t : e, e, &unclosed);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reading py-spy captures into a folder (reference/pyspy-formats.md):
+ * Reading py-spy captures into a folder (docs/pyspy-formats.md):
  * raw folded stacks in every variant py-spy has written (§1.2-§1.8, the
  * reader checklist in §6) and speedscope JSON (§2.1). Frames are told
  * apart by the frame grammar (common/frame.h), as everywhere else.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * speedscope JSON -> folder (reference/pyspy-formats.md §2.1; the schema
+ * speedscope JSON -> folder (docs/pyspy-formats.md §2.1; the schema
  * is https://www.speedscope.app/file-format-schema.json):
  *
  *   {"profiles":[{"type":"sampled","name":..,"unit":..,

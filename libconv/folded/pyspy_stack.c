@@ -5,7 +5,7 @@
  * pushed one by one, their kinds cached per folder id, and a finished
  * stack is added with its weight and counted in the reader's statistics.
  * Old-style thread roots are rewritten here, so that a capture of any
- * py-spy version names its threads `thread (TID)` (pyspy-formats.md §1.5).
+ * py-spy version names its threads `thread (TID)` (docs/pyspy-formats.md §1.5).
  */
 #include <errno.h>
 #include <stdlib.h>

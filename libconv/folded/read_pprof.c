@@ -4,8 +4,7 @@
  * write_pprof.c, and a reader of any pprof profile (go tool pprof's,
  * Pyroscope's, Parca's exports) for `perfspy combine`.
  *
- * Frames are rebuilt as the output contract spells them (DESIGN.md
- * "Output contract"): a Line becomes `name (file:line)`, `name (file)`
+ * Frames are rebuilt as the output contract spells them (docs/output.md): a Line becomes `name (file:line)`, `name (file)`
  * without a line, `name (mapping file)` when the Function has no file
  * (how write_pprof.c keeps library names), or just `name`; a Location
  * without Lines becomes `0x<address> (mapping file)`. A Location's Lines

@@ -224,7 +224,7 @@ static bool parts_exact(const char *s, size_t len, const struct frame_parts *p)
 }
 
 /* A library name rather than a source file: what native frames without a
- * line show in their parentheses (DESIGN.md "Output contract"). */
+ * line show in their parentheses (docs/output.md). */
 static bool is_library(const struct frame_parts *p)
 {
 	return p->kind == FRAME_KERNEL || (p->kind == FRAME_NATIVE && !p->line);

@@ -6,10 +6,10 @@
  * "shared": {"frames": [Frame]}, "profiles": [SampledProfile]).
  *
  * One sampled profile per thread: the leading `process ...` and
- * `thread (TID)...` root frames of a stack (pyspy-formats.md §1.5-1.6)
+ * `thread (TID)...` root frames of a stack (docs/pyspy-formats.md §1.5-1.6)
  * name its profile and are not frames of it; stacks without them go to
  * one profile named after the title. This is what py-spy does with one
- * profile per (pid, thread) (pyspy-formats.md §2.1), except that the
+ * profile per (pid, thread) (docs/pyspy-formats.md §2.1), except that the
  * thread frame does not repeat inside the profile.
  *
  * A profile's samples are its distinct stacks (frame indices, root

@@ -2,7 +2,7 @@
 /*
  * The flame graph writer: one self-contained interactive SVG, root on
  * top (an icicle, as py-spy draws it: inferno with Direction::Inverted,
- * reference/pyspy-formats.md §1.9).
+ * docs/pyspy-formats.md §1.9).
  *
  * Stacks are merged into a tree whose siblings are sorted by name (a
  * flame graph, not a time line, like flamegraph.pl and inferno), and

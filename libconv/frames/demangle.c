@@ -150,7 +150,7 @@ static size_t trim_quals(const char *s, size_t len)
 
 /*
  * Reduce a demangled signature to py-spy's `no_params().no_return_type()`
- * form (pyspy-formats.md §1.8 item 5): drop ` [clone .xxx]` suffixes, the
+ * form (docs/pyspy-formats.md §1.8 item 5): drop ` [clone .xxx]` suffixes, the
  * cv/ref qualifiers and the top-level parameter list, and the return type
  * that Itanium mangling encodes for template functions only. A function
  * returning a function pointer, `R (*name(P))(Q)`, keeps the inner name.

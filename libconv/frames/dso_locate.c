@@ -81,7 +81,7 @@ size_t sym_bid_trim(const u8 *b, size_t n)
 }
 
 /* perf.data pads build ids with zeros (20 bytes in 24-byte fields,
- * perf-data-format.md HEADER_BUILD_ID), so compare modulo that padding. */
+ * docs/perf-data-format.md HEADER_BUILD_ID), so compare modulo that padding. */
 bool sym_bid_equal(const u8 *a, size_t na, const u8 *b, size_t nb)
 {
 	na = sym_bid_trim(a, na);

@@ -5,7 +5,7 @@
  * jitdump-specification.txt). The .eh_frame CPython puts in
  * JIT_CODE_UNWINDING_INFO is turned into struct jit_cfi_row tables by the
  * call-frame interpreter in jit_cfi.c. Facts on what CPython writes are
- * from /work/shared/reference/cpython-perf-support.md (§1.3 map lines, §2
+ * from docs/cpython-perf.md (§1.3 map lines, §2
  * jitdump layout).
  *
  * Invariants: entries are allocated in the map's arena, so their addresses
@@ -255,7 +255,7 @@ static int perf_map_line(struct jit_map *m, const char *s, size_t n)
 		return 1;
 	b = hex_field(s + a, n - a, &size);
 	/* The name is everything after the second space (CPython writes
-	 * "%lx %x %s\n" with names holding spaces, reference §1.3). */
+	 * "%lx %x %s\n" with names holding spaces, docs/cpython-perf.md §1.3). */
 	if (!b || a + b >= n)
 		return 1;
 	name = arena_strndup(&m->arena, s + a + b, n - a - b);
@@ -382,7 +382,7 @@ static int jd_load(struct jd *jd, struct cur *c)
 		return 1;
 	}
 	/* The code bytes that follow are not needed (and newest CPython
-	 * alters them, reference §2). */
+	 * alters them, docs/cpython-perf.md §2). */
 	name = arena_strndup(&jd->m->arena, (const char *)c->p, (size_t)(nul - c->p));
 	if (!name)
 		return -ENOMEM;
@@ -415,7 +415,7 @@ static int jd_record(struct jd *jd, u32 id, struct cur *c)
 	switch (id) {
 	case JIT_CODE_LOAD: return jd_load(jd, c);
 	case JIT_CODE_UNWINDING_INFO: return jd_unwind(jd, c);
-	/* CPython writes no DEBUG_INFO, MOVE or CLOSE (reference §2). MOVE
+	/* CPython writes no DEBUG_INFO, MOVE or CLOSE (docs/cpython-perf.md §2). MOVE
 	 * would re-place a loaded function by code_index; without a writer
 	 * that uses it, it is skipped like the others. */
 	case JIT_CODE_MOVE:
@@ -548,7 +548,7 @@ static int jf_open(struct jit_file *f, const char *dir, const char *fmt, s32 pid
 
 /*
  * Read, parse and close one opened file. read() rather than mmap: a file
- * that shrinks under us (a reused PID's dump is opened O_TRUNC, reference
+ * that shrinks under us (a reused PID's dump is opened O_TRUNC, docs/cpython-perf.md
  * §2) then gives a short read instead of SIGBUS.
  */
 static int jf_add(struct jit_map *m, struct jit_file *f, const struct log_sink *log)
@@ -661,7 +661,7 @@ int jit_map_follow_perf_map(struct jit_map **m, const char *dir, s32 pid,
 	}
 	close(f.fd);
 	/* Whole lines only: CPython appends one line per trampoline
-	 * (reference §1.3), and a reader can catch one half written. */
+	 * (docs/cpython-perf.md §1.3), and a reader can catch one half written. */
 	nl = buf && len ? memrchr(buf, '\n', len) : NULL;
 	if (!err && nl && !*m)
 		err = jit_map_new(m);

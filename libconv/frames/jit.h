@@ -8,13 +8,13 @@
  * added file, so a lookup is one binary search. Entries may overlap: the
  * map file is opened O_APPEND and never truncated, so a reused PID appends
  * to an old file, and re-activating the trampoline writes new lines for the
- * same code objects (reference/cpython-perf-support.md §1.3, §5 pitfall 1).
+ * same code objects (docs/cpython-perf.md §1.3, §5 pitfall 1).
  * For every address the entry written LAST wins.
  *
  * For jitdump entries that come with JIT_CODE_UNWINDING_INFO, the .eh_frame
  * CPython wrote for the trampoline is decoded here into a small table of
  * rows (struct jit_cfi_row), so the unwinder needs no DWARF machinery for
- * JIT code (reference §2; perf's jitdump-specification.txt §IX).
+ * JIT code (docs/cpython-perf.md §2; perf's jitdump-specification.txt §IX).
  *
  * Everything the map hands out (entries, names, CFI rows) belongs to the
  * map and stays valid until jit_map_free(). A built map is read-only:
@@ -41,7 +41,7 @@ struct jit_map;
  *                    else rbp is unchanged (same value)
  * Every other callee-saved register is unchanged. For CPython 3.13.0's
  * x86-64 "sub" trampoline this gives [0,4) rsp+8, [4,10) rsp+16,
- * [10,11) rsp+8, ra_off -8, fp_saved false (reference §1.7).
+ * [10,11) rsp+8, ra_off -8, fp_saved false (docs/cpython-perf.md §1.7).
  */
 struct jit_cfi_row {
 	u32 start, end; /* [start, end) offsets from the entry's start */
@@ -56,7 +56,7 @@ struct jit_cfi_row {
  * One JIT'd code range. For perf-map entries cfi is NULL. For jitdump
  * entries cfi is NULL when no usable unwinding info preceded the
  * CODE_LOAD; then the unwinder applies the fixed trampoline rule of
- * reference §1.7. Rows are sorted, contiguous from offset 0 and end at
+ * docs/cpython-perf.md §1.7. Rows are sorted, contiguous from offset 0 and end at
  * min(code size, FDE address range): an offset past the last row has no
  * rule. CFI that needs anything the row cannot express (DWARF
  * expressions, RA kept in a register as on aarch64 before the stp,
@@ -74,7 +74,7 @@ struct jit_entry {
 
 /*
  * Load DIR/perf-PID.map and DIR/jit-PID.dump. @dir NULL means "/tmp"
- * (CPython hard-codes that directory, reference §1.3 and §2). @pid is the
+ * (CPython hard-codes that directory, docs/cpython-perf.md §1.3 and §2). @pid is the
  * PID the process saw (its namespace PID). @log may be NULL.
  *
  * Either file may be absent. When both exist, the older one (mtime) is
@@ -128,13 +128,13 @@ int jit_map_add_perf_map(struct jit_map *m, const char *buf, size_t len,
  * JIT_CODE_UNWINDING_INFO applies to the next JIT_CODE_LOAD only (CPython
  * writes the pair per trampoline; perf's jitdump.c consumes it the same
  * way). JIT_CODE_DEBUG_INFO, JIT_CODE_MOVE and JIT_CODE_CLOSE are
- * skipped: CPython writes none of them (reference §2), and perf map names
+ * skipped: CPython writes none of them (docs/cpython-perf.md §2), and perf map names
  * carry no lines either. Unknown record types are skipped as perf does.
  * The header's elf_mach and pad are not checked (CPython 3.13.0 writes
  * elf_mach 0 and leaves pad uninitialised).
  *
  * A dump cut short (CPython writes it through stdio: os._exit or SIGKILL
- * cut it at a buffer boundary, reference §1.5) keeps every complete record
+ * cut it at a buffer boundary, docs/cpython-perf.md §1.5) keeps every complete record
  * and logs at debug level; so does a cut inside the header. A record whose
  * size field is impossible stops the parse with a warning, keeping what
  * came before.

@@ -2,7 +2,7 @@
 /*
  * A small DWARF call-frame interpreter for jitdump unwinding info: the
  * .eh_frame CPython puts in JIT_CODE_UNWINDING_INFO (one CIE and one FDE
- * per trampoline, reference/cpython-perf-support.md §2) becomes a table of
+ * per trampoline, docs/cpython-perf.md §2) becomes a table of
  * struct jit_cfi_row. The CFA model is DWARF 5 §6.4, the pointer encodings
  * LSB 3.0 "Exception Frames".
  *
@@ -138,7 +138,7 @@ static bool parse_cie(struct cur *c, struct cie *cie)
 			return false;
 		cur_init(&ad, c->p, (size_t)alen);
 		cur_skip(c, (size_t)alen);
-		/* CPython writes "zR" (reference §2). 'S' has no data; other
+		/* CPython writes "zR" (docs/cpython-perf.md §2). 'S' has no data; other
 		 * letters ('P', 'L') would shift 'R' and are refused. */
 		for (a = aug + 1; *a; a++) {
 			if (*a == 'R')

@@ -2,7 +2,7 @@
 /*
  * Processes, threads and executable maps (see machine.h).
  *
- * Record semantics follow reference/perf-data-format.md §2.4: COMM with
+ * Record semantics follow docs/perf-data-format.md §2.4: COMM with
  * PERF_RECORD_MISC_COMM_EXEC renames the thread (the new image's maps
  * replace the old ones as they arrive); FORK with pid != ppid starts a process with a copy of the
  * parent's maps; a thread inherits its parent thread's name.
@@ -264,7 +264,7 @@ static const char *map_short_name(struct machine *m, const char *name)
 
 	/* Native frames name their binary by basename (py-spy's rule
 	 * applied to a library path gives the basename, since library
-	 * directories hold no __init__.py: pyspy-formats.md §1.4). Python
+	 * directories hold no __init__.py: docs/pyspy-formats.md §1.4). Python
 	 * package extensions get their package path at render time. */
 	if (!slash || !slash[1])
 		return name;
@@ -275,7 +275,7 @@ static const char *map_short_name(struct machine *m, const char *name)
 static int kernel_mmap(struct machine *m, const struct rec_mmap *mm)
 {
 	/* perf synthesizes the kernel map as `[kernel.kallsyms]_text` with
-	 * pgoff = address of _text (reference §1.3). Modules need nothing:
+	 * pgoff = address of _text (docs/perf-data-format.md §1.3). Modules need nothing:
 	 * kallsyms covers them. */
 	if (!strncmp(mm->filename, "[kernel.kallsyms]", 17) && mm->pgoff)
 		m->kernel_text = mm->pgoff;
@@ -316,7 +316,7 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 		if (err)
 			return err;
 		/* py-spy names interpreter frames from the symbol table
-		 * only (pyspy-formats.md §1.8 item 3); libpython's 30 MB of
+		 * only (docs/pyspy-formats.md §1.8 item 3); libpython's 30 MB of
 		 * DWARF would also cost more than everything else. */
 		if (py_is_interpreter_dso(nm.name))
 			sym_dso_set_no_dwarf(nm.dso, true);

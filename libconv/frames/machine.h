@@ -9,7 +9,7 @@
  * executable maps are kept (samples and return addresses point into
  * code). DSOs are shared by all processes through the sym_ctx, so a
  * library is opened once however many processes map it
- * (reference/anchors-and-speed.md B.5 point 3).
+ * (docs/design.md §6.2 point 3).
  */
 #ifndef PERFSPY_MACHINE_H
 #define PERFSPY_MACHINE_H
@@ -111,7 +111,7 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);
  * the process's own perf map and jitdump first, then its parent's and
  * ancestors' (a forked child returns through trampolines the parent
  * made, which only the parent's map lists:
- * reference/cpython-perf-support.md §1.5). NULL if none.
+ * docs/cpython-perf.md §1.5). NULL if none.
  */
 const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr);
 

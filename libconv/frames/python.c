@@ -159,7 +159,7 @@ static bool is_pseudo_file(const char *path)
 	return n >= 2 && path[0] == '<' && path[n - 1] == '>';
 }
 
-/* The file text of a frame (pyspy-formats.md §1.4, plus the fallback). */
+/* The file text of a frame (docs/pyspy-formats.md §1.4, plus the fallback). */
 static const char *shown_name(struct py_ctx *ctx, const char *path,
 			      const char *src)
 {
@@ -375,7 +375,7 @@ int py_render(struct py_ctx *ctx, const char *jit_name, const char **out)
 	return 1;
 }
 
-/* ---- interpreter frames (pyspy-formats.md §1.8 item 4) ---- */
+/* ---- interpreter frames (docs/pyspy-formats.md §1.8 item 4) ---- */
 
 static const char *base_name(const char *path)
 {

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The Python side of frame naming: CPython perf-map names
- * (`py::<qualname>:<filename>`, reference/cpython-perf-support.md §1.3)
+ * (`py::<qualname>:<filename>`, docs/cpython-perf.md §1.3)
  * rendered as py-spy 0.4.2 raw frames, `name (short_file:line)`
- * (DESIGN.md "Output contract", reference/pyspy-formats.md §1.2-1.4), and
+ * (docs/output.md, docs/pyspy-formats.md §1.2-1.4), and
  * the py-spy `--native` rule for which interpreter-internal native frames
- * to drop (pyspy-formats.md §1.8 item 4).
+ * to drop (docs/pyspy-formats.md §1.8 item 4).
  *
- * Line numbers: perf carries none (cpython-perf-support.md §4), so a frame
+ * Line numbers: perf carries none (docs/cpython-perf.md §4), so a frame
  * gets the function's first line, as `py-spy --function` prints it
  * (co_firstlineno). It is found by reading the source file once and
  * scanning it for def/class/type statements, rebuilding qualnames the way
@@ -68,7 +68,7 @@ void py_ctx_free(struct py_ctx *ctx);
 
 /*
  * If @jit_name is a CPython perf-map name "py::<qualname>:<filename>"
- * (split at the FIRST ':' after "py::", cpython-perf-support.md §1.3),
+ * (split at the FIRST ':' after "py::", docs/cpython-perf.md §1.3),
  * render the py-spy frame text into *@out and return 1:
  *   name (short_file:line)   line known (the function's first line;
  *                            a module body is line 1)
@@ -93,7 +93,7 @@ int py_render(struct py_ctx *ctx, const char *jit_name, const char **out);
 
 /*
  * Whether py-spy --native would drop this native frame as interpreter
- * internals (pyspy-formats.md §1.8 item 4). True for every frame in the
+ * internals (docs/pyspy-formats.md §1.8 item 4). True for every frame in the
  * python executable or libpython (including _PyEval_EvalFrameDefault,
  * whose place the Python frames take, and frames without a symbol), except
  * those whose first token (the name split on '_' and '.', empty parts

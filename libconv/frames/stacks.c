@@ -2,7 +2,7 @@
 /*
  * From one sample to its frames (see stacks.h).
  *
- * Frame text follows DESIGN.md's output contract: native frames as
+ * Frame text follows the output contract of docs/output.md: native frames as
  * py-spy --native writes them (`func (file:line)`, `func (lib)`,
  * `0x<addr> (lib)`), Python frames as `name (short_file:line)` from the
  * perf-map or jitdump name of the trampoline the frame ran through.
@@ -24,7 +24,7 @@
 
 /* Deep Python stacks need room: about 5 native frames per Python frame
  * and up to ~120 Python frames in a 64 KiB dump
- * (reference/cpython-perf-support.md §3). */
+ * (docs/cpython-perf.md §3). */
 #define UNW_MAX_FRAMES 1024
 
 enum { FK_DSO, FK_KERNEL, FK_JIT, FK_ANON, FK_NOMAP };
@@ -150,7 +150,7 @@ static u32 intern_fmt(struct stk_ctx *c, const char *fmt, ...)
 			   sizeof(buf) - 1);
 }
 
-/* py-spy's native frame style (reference/pyspy-formats.md §1.8 item 5):
+/* py-spy's native frame style (docs/pyspy-formats.md §1.8 item 5):
  * `func (file:line)` with DWARF, `func (lib)` without, `0x<addr> (lib)`
  * with no symbol. */
 static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
@@ -542,7 +542,7 @@ int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
 			return err;
 	} else if (c->folder) {
 		/* DWARF recordings carry only the kernel part in the
-		 * callchain (exclude_callchain_user, reference §2.2). */
+		 * callchain (exclude_callchain_user, docs/perf-data-format.md §2.2). */
 		err = push_callchain(c, smp, !dwarf, n);
 		if (err)
 			return err;

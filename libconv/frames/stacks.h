@@ -8,7 +8,7 @@
  * (DSO, offset), kernel address, or JIT entry, and cached as interned
  * frame ids with flags (Python frame, interpreter-internal frame). A
  * stack that holds Python frames then loses its interpreter frames, as
- * py-spy --native shows stacks (reference/pyspy-formats.md §1.8).
+ * py-spy --native shows stacks (docs/pyspy-formats.md §1.8).
  */
 #ifndef PERFSPY_STACKS_H
 #define PERFSPY_STACKS_H

@@ -21,12 +21,12 @@
  * - Symbol lookup is a binary search in our own sorted, deduplicated
  *   table. libdwfl's dwfl_module_addrname is not used: it scans the
  *   symbol table linearly (about 450 us per call measured on libdw 0.188,
- *   reference/perf-data-format.md §3).
+ *   docs/perf-data-format.md §3).
  * - Results are cached per (DSO, file offset, is_return): memory grows
  *   with unique addresses, DSOs and touched CUs, never with sample count.
  * - No output, no exit, no external programs (no addr2line); every
  *   allocation failure returns -ENOMEM. Problems with one binary cost that
- *   binary's frames only (STYLE.md §1).
+ *   binary's frames only (docs/conventions.md §1).
  */
 #include "symbols_int.h"
 

@@ -72,7 +72,7 @@ void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
 
 /*
  * Resolve @dso by its symbol table only, without DWARF lines or inlines
- * (py-spy does so for the python binary and libpython, pyspy-formats.md
+ * (py-spy does so for the python binary and libpython, docs/pyspy-formats.md
  * §1.8 item 3; it also skips reading their debug info). Best called
  * before the first sym_resolve() on @dso; a change drops its cache.
  */

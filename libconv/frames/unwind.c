@@ -12,7 +12,7 @@
  *
  * libdw decodes the CFI (dwarf_cfi_addrframe) but does not walk: its
  * dwfl_getthread_frames cannot step through CPython's trampolines, which
- * have no CFI (reference/cpython-perf-support.md §3), so the loop is ours
+ * have no CFI (docs/cpython-perf.md §3), so the loop is ours
  * and the trampoline rules sit between DWARF steps.
  */
 #include "unwind.h"
@@ -483,7 +483,7 @@ static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
 /* ------------------------------------------------- trampoline steps */
 
 /* CPython's trampoline variants by their size in the perf map
- * (reference/cpython-perf-support.md §1.6): x86-64 "sub" 11 (15 with
+ * (docs/cpython-perf.md §1.6): x86-64 "sub" 11 (15 with
  * endbr64) and "push" 8 (12 with endbr64). */
 static enum step step_trampoline(const struct jit_entry *j, u64 pc, bool leaf,
 				 const struct regs *cur, struct regs *next,

@@ -2,14 +2,14 @@
 /*
  * DWARF unwinding of `--call-graph dwarf` samples: the user registers and
  * the copy of the user stack that perf took (PERF_SAMPLE_REGS_USER and
- * PERF_SAMPLE_STACK_USER, reference/perf-data-format.md §2.3) are walked
+ * PERF_SAMPLE_STACK_USER, docs/perf-data-format.md §2.3) are walked
  * frame by frame with our own stepping loop:
  *
  *  - a pc in an ELF DSO steps by its CFI (.eh_frame, then .debug_frame),
  *    found and decoded by libdw (dwarf_cfi_addrframe) and evaluated here,
  *    with decoded frames cached per (DSO, address);
  *  - a pc in a CPython perf trampoline steps by the fixed rule of its
- *    variant (reference/cpython-perf-support.md §1.6-1.7), or by the CFI
+ *    variant (docs/cpython-perf.md §1.6-1.7), or by the CFI
  *    rows of its jitdump entry;
  *  - anything else falls back to one frame-pointer step.
  *

@@ -2,7 +2,7 @@
 /*
  * The event list (see evlist.h): evsels from attrs, where ids sit in
  * records, and the sample id -> evsel map (an htab, common/hash.h).
- * Layout facts: reference/perf-data-format.md §1.2.
+ * Layout facts: docs/perf-data-format.md §1.2.
  */
 #include "evlist.h"
 
@@ -71,7 +71,7 @@ static void evsel_calc_pos(struct rd_evsel *ev)
 }
 
 /* Add an evsel from @len attr bytes (copied zero-extended; a bigger attr
- * from a newer perf is cut, not rejected: reference §1.2). */
+ * from a newer perf is cut, not rejected: docs/perf-data-format.md §1.2). */
 int rd_add_evsel(struct rd *rd, const u8 *attr, size_t len)
 {
 	struct rd_evsel *ev;
@@ -120,7 +120,7 @@ struct rd_evsel *rd_evsel_by_id(struct rd *rd, u64 id)
 	return e ? &rd->evsels[e->idx] : NULL;
 }
 
-/* Per evlist__event2evsel() (reference §1.2). */
+/* Per evlist__event2evsel() (docs/perf-data-format.md §1.2). */
 struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h)
 {
 	const struct rd_evsel *first;

@@ -27,7 +27,7 @@ int rd_add_id(struct rd *rd, u64 id, u32 idx);
 struct rd_evsel *rd_evsel_by_id(struct rd *rd, u64 id);
 
 /* Evsel for a sample/non-sample record, per evlist__event2evsel()
- * (reference §1.2). NULL if the id matches no event. */
+ * (docs/perf-data-format.md §1.2). NULL if the id matches no event. */
 struct rd_evsel *rd_evsel_of(struct rd *rd, const struct perf_event_header *h);
 
 #endif

@@ -5,7 +5,7 @@
  * be tested without perf_event_open.
  *
  * The stream is what `perf record -o -` writes (reference/
- * perf-data-format.md §1; perf's Documentation/perf.data-file-format.txt
+ * docs/perf-data-format.md §1; perf's Documentation/perf.data-file-format.txt
  * "Pipe-mode file format"): a 16-byte header, one HEADER_ATTR, records
  * synthesized from /proc (as perf's synthetic-events.c does) with time 0,
  * then the ring-buffer records as the kernel wrote them, with a

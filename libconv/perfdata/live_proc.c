@@ -180,7 +180,7 @@ void live_snap_cpu(pid_t pid, struct live_cpu **arr, size_t *nr, size_t *cap)
 }
 
 /* environ plus PYTHONPERFSUPPORT=1 unless already set (CPython 3.12+
- * then writes /tmp/perf-PID.map: reference/cpython-perf-support.md). */
+ * then writes /tmp/perf-PID.map: docs/cpython-perf.md). */
 char **live_child_env(bool add)
 {
 	extern char **environ;

@@ -3,7 +3,7 @@
  * Time ordering of records. perf record drains per-CPU ring buffers one
  * after another, so file order is not time order; FINISHED_ROUND marks
  * the point where everything older than the previous round's newest
- * record has been written (reference/perf-data-format.md §1.7, the
+ * record has been written (docs/perf-data-format.md §1.7, the
  * comment above perf_event__process_finished_round in session.c).
  *
  * A min-heap keyed by (time, arrival) holds records; at each round the

@@ -17,7 +17,7 @@
  *
  * Events (attrs, names) and feature sections are decoded in reader_feat.c.
  *
- * Layout facts: reference/perf-data-format.md §1.1-§1.8.
+ * Layout facts: docs/perf-data-format.md §1.1-§1.8.
  */
 #include "evlist.h"
 #include "reader_feat.h"

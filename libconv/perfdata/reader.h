@@ -7,7 +7,7 @@
  * (the file mapping, a stream buffer, or the zstd output buffer). It
  * consumes container records itself (HEADER_ATTR, HEADER_FEATURE,
  * HEADER_TRACING_DATA, EVENT_UPDATE, COMPRESSED, and AUXTRACE payloads)
- * and yields everything else. Layout facts: reference/perf-data-format.md
+ * and yields everything else. Layout facts: docs/perf-data-format.md
  * §1 (tools/perf/Documentation/perf.data-file-format.txt).
  */
 #ifndef PERFSPY_READER_H

@@ -12,7 +12,7 @@
  * skipped or cut), never the file. Strings live in rd->strs until
  * rd_close().
  *
- * Layout facts: reference/perf-data-format.md §1.1-§1.8.
+ * Layout facts: docs/perf-data-format.md §1.1-§1.8.
  */
 #include "reader_feat.h"
 

@@ -5,7 +5,7 @@
  * records the machine model needs (MMAP, MMAP2, COMM, FORK/EXIT, LOST).
  *
  * Every decoder checks header.size against what the type and sample_type
- * need (libperf event_contains(); reference/perf-data-format.md §2) and
+ * need (libperf event_contains(); docs/perf-data-format.md §2) and
  * fails with -PERFSPY_E_BAD_RECORD instead of reading past the record.
  * Decoded pointers point into the record.
  */
@@ -53,7 +53,7 @@ static inline u64 rec_callchain_ip(const struct rec_sample *s, u64 i)
 int rec_parse_sample(const struct rd_evsel *ev,
 		     const struct perf_event_header *h, struct rec_sample *s);
 
-/* sample_id trailer of a non-sample kernel record (reference §1.9). */
+/* sample_id trailer of a non-sample kernel record (docs/perf-data-format.md §1.9). */
 struct rec_id {
 	u32 pid, tid, cpu;
 	u64 time, id;

@@ -11,7 +11,7 @@
  * here once, by its own width, so the u32 pairs, the RAW bytes and the
  * user stack dump come out right directly.
  *
- * Layouts: reference/perf-data-format.md §1.1-§1.9 and §2.
+ * Layouts: docs/perf-data-format.md §1.1-§1.9 and §2.
  * Every access goes through struct swc, bounded by the record or section.
  */
 #include "swap.h"

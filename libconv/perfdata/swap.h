@@ -3,7 +3,7 @@
  * perf.data of the other byte order (magic bytes "2ELIFREP"): converted
  * to native byte order up front, in place, in the reader's private copy
  * (rd->mem_owned), so the rest of the reader sees a native file.
- * Reference: perf-data-format.md §1.1 ("Swapping"), perf's
+ * Reference: docs/perf-data-format.md §1.1 ("Swapping"), perf's
  * perf_event__swap_ops[] and perf_event__attr_swap (tools/perf/util/
  * session.c) and perf_file_header__read (header.c).
  *

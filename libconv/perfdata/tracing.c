@@ -16,7 +16,7 @@
  *
  * Layout sources: perf util/trace-event-info.c (writer,
  * tracing_data_header()) and util/trace-event-read.c (reader,
- * trace_report()), as summarised in reference/perf-data-format.md §6.1.
+ * trace_report()), as summarised in docs/perf-data-format.md §6.1.
  */
 #include <errno.h>
 #include <limits.h>

@@ -5,7 +5,7 @@
  * follows a PERF_RECORD_HEADER_TRACING_DATA record in pipe mode). It
  * carries the tracefs format file of every recorded event, which is the
  * only place that says that attr.config 0x174 is `sched:sched_switch` or
- * that 0x916 is `probe_libfoo:foo` (reference/perf-data-format.md §6.1;
+ * that 0x916 is `probe_libfoo:foo` (docs/perf-data-format.md §6.1;
  * writer perf util/trace-event-info.c, reader util/trace-event-read.c).
  *
  * The container is walked here with bounds checks; the event formats go
@@ -50,7 +50,7 @@ struct tep_handle;
 struct trace_info;
 
 /*
- * Parse a perf tracing-data blob. Layout (reference §6.1,
+ * Parse a perf tracing-data blob. Layout (docs/perf-data-format.md §6.1,
  * util/trace-event-info.c tracing_data_header()):
  *
  *	"\x17\x08\x44" "tracing"  version string (NUL-terminated, "0.6")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # LBR call stacks on a real recording, perf script as the oracle.
 #
-# The recording: perfparser's tests/auto/perfdata/vector_static_gcc
+# The recording: perfparser's vector_static_gcc (in its auto/perfdata test folder)
 # (github.com/KDAB/perfparser; perf 5.4 on an i7-9700, `perf record
 # --call-graph lbr`, a static binary). It is not in this repository: point
 # PERFSPY_LBR_DIR at a directory holding perf.lbr.data and

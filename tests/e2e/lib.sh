@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # Shared helpers for tests/e2e/run-*.sh and tests/diff/run-*.sh (sourced, not run).
 #
-# Conventions (STYLE.md §9): a test exits 0 on pass, 1 on failure, 77 on skip.
+# Conventions (docs/conventions.md §9): a test exits 0 on pass, 1 on failure, 77 on skip.
 # A test may skip only when perf (or perf_event_open) is unavailable and CI is
 # not "true"; under CI=true the same condition is a failure.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# e2e: DWARF callchains (`perf record --call-graph dwarf`, STYLE.md §9.3):
+# e2e: DWARF callchains (`perf record --call-graph dwarf`, docs/conventions.md §9.3):
 # perfspy unwinds the user stack dumps with CFI, so the stacks reach _start
 # and include frames that frame pointers lose (sys_path above libc's read,
 # which keeps no frame pointer).  Same workload as run-chain.sh.

@@ -375,7 +375,7 @@ if [ -n "$py313" ]; then
 	# CPython 3.13.0's jitdump is written through stdio: a forked child
 	# flushes the parent's buffered bytes into the parent's dump, which
 	# the parent writes again later, so the dump is corrupt from that point
-	# (reference §1.5; perf inject fails on it too).  No fork with perf_jit.
+	# (docs/cpython-perf.md §1.5; perf inject fails on it too).  No fork with perf_jit.
 	check_dwarf py313-jit "$py313" perf_jit nofork
 fi
 for v in 312:$py312 313:$py313; do

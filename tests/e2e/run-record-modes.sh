@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Recording modes the reader must take (issue 2): zstd-compressed data
-# (perf record -z: PERF_RECORD_COMPRESSED, reference §1.6) in file and
+# (perf record -z: PERF_RECORD_COMPRESSED, docs/perf-data-format.md §1.6) in file and
 # pipe layout, and build ids carried in MMAP2 records (--buildid-mmap,
 # §2.4). Sample counts must equal perf's own (perf report -D), and the
 # workload's functions must be named.

@@ -180,7 +180,7 @@ else
 	fail "--by python: unexpected rows: $(sed -n 5,8p "$SCRATCH/py.txt")"
 fi
 
-# py-spy 0.3.0-0.3.3's thread root `thread 1234` (pyspy-formats.md §1.5):
+# py-spy 0.3.0-0.3.3's thread root `thread 1234` (docs/pyspy-formats.md §1.5):
 # report and merge read it alike, as thread 1234 (issue 12: report once
 # filed it under "(all threads)" while merge matched it per thread).
 printf '%s\n' 'thread 1234;main (a.py:1);malloc (libc.so.6) 10' \

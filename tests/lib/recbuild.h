@@ -2,7 +2,7 @@
 /*
  * Build perf.data images in memory for unit tests: a growing byte buffer
  * plus helpers that append records with the layouts of
- * reference/perf-data-format.md, and finishers that wrap the records in
+ * docs/perf-data-format.md, and finishers that wrap the records in
  * a file-mode header (attrs, data, feature index) or a pipe header.
  */
 #ifndef PERFSPY_RECBUILD_H

@@ -83,7 +83,7 @@ int main(void)
 	T_EQ_INT(perfspy_folder__nr_stacks(f), 5);
 	T_EQ_INT(perfspy_folder__total(f), 14);
 	/* Bytewise order (UTF-8 after ASCII), ';' and newlines replaced,
-	 * an empty stack as " COUNT" (pyspy-formats.md §1.2). */
+	 * an empty stack as " COUNT" (docs/pyspy-formats.md §1.2). */
 	out = write_str(f);
 	T_EQ_STR(out, " 4\n"
 		      "main (a.c:3) 1\n"

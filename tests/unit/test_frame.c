@@ -2,7 +2,7 @@
 /*
  * The frame grammar (libconv/common/frame.c): each form of frame text the
  * folder holds, split into its parts and kind, including every py-spy
- * thread-root form (reference/pyspy-formats.md §1.5) and the projection
+ * thread-root form (docs/pyspy-formats.md §1.5) and the projection
  * the py-spy side reads kinds through (pys_kind_of).
  */
 #include <stdlib.h>

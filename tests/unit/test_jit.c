@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for libconv/jit.c: perf maps, jitdumps and their CFI.
+ * Unit tests for libconv/frames/jit.c: perf maps, jitdumps and their CFI.
  *
  * Real files written by CPython 3.12.1 (-X perf) and 3.13.0 (-X perf,
  * -X perf_jit) sit in tests/unit/fixtures/jit/ (README there). Expected
  * values for them come from independent readers written here (line split
  * with strtoull, a record walker), not from the code under test; the CFI
  * expectation is what readelf --debug-dump=frames-interp prints for the
- * dump's .eh_frame (reference/cpython-perf-support.md §1.7). Synthetic
+ * dump's .eh_frame (docs/cpython-perf.md §1.7). Synthetic
  * inputs cover names, malformed lines, overlaps (checked against a naive
  * "last entry containing addr" oracle), every jitdump record type, the CFA
  * opcodes, every truncation offset and random byte flips. Exit 77 when the
@@ -812,7 +812,7 @@ static void test_cfi_ops(void)
 {
 	struct jit_map *m;
 	const struct jit_entry *e;
-	/* The x86-64 "push" trampoline (reference §1.7): push rbp; mov
+	/* The x86-64 "push" trampoline (docs/cpython-perf.md §1.7): push rbp; mov
 	 * rsp,rbp; call *rcx; pop rbp; ret. */
 	static const u8 push[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43, 0x0d, 0x06,
 				   0x43, 0x0c, 0x07, 0x08, 0xc6 };

@@ -3,7 +3,7 @@
  * Unit tests for libconv/frames/machine.c: processes, threads and maps.
  *
  * MMAP, MMAP2, COMM and FORK records are written byte by byte here (the
- * layouts of linux/perf_event.h, reference/perf-data-format.md §2.4),
+ * layouts of linux/perf_event.h, docs/perf-data-format.md §2.4),
  * decoded with rec_parse_* and applied to a machine; lookups are then
  * checked at and around every map boundary against ranges and file
  * offsets worked out by hand from mmap(2)'s rule (a new mapping replaces
@@ -451,7 +451,7 @@ static void test_fork(void)
 }
 
 /* JIT lookups follow the FORK lineage (a child returns through its
- * parent's trampolines, reference/cpython-perf-support.md §1.5). */
+ * parent's trampolines, docs/cpython-perf.md §1.5). */
 static void write_file(const char *name, const char *text)
 {
 	char path[256];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfspy_merge() (libconv/merge.c, merge_out.c) on hand-written stacks:
+ * perfspy_merge() (libconv/folded/merge.c, merge_out.c) on hand-written stacks:
  * line splitting with exact totals, largest-remainder rounding and its
  * carried remainders, suffix matches, recursion, co_name vs qualname,
  * full vs short file names, thread-aware matching and thread roots, the

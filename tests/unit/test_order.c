@@ -6,7 +6,7 @@
  * Expected sequences are written out by hand from perf's rule
  * (tools/perf/util/ordered-events.c: at each round flush up to the
  * previous round's newest timestamp, then remember the newest seen;
- * reference/perf-data-format.md §1.7), or, for the random case, come
+ * docs/perf-data-format.md §1.7), or, for the random case, come
  * from a stable insertion sort done here on (time, arrival index). The
  * session-level cases watch what the ordering changes in the output:
  * which map a sample sees, and the count of records older than what was

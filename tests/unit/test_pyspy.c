@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reading py-spy captures (libconv/pyspy.c, pyspy_speedscope.c,
+ * Reading py-spy captures (libconv/folded/pyspy.c, pyspy_speedscope.c,
  * pyspy_stack.c, json_read.c): raw lines of every py-spy version
- * (reference/pyspy-formats.md §1.2-§1.6, §6), speedscope sampled and
+ * (docs/pyspy-formats.md §1.2-§1.6, §6), speedscope sampled and
  * evented profiles (§2.1), folded text from a file descriptor
  * (perfspy_folder__read_folded_fd), and malformed input: every prefix of a valid
  * capture is read from an exactly sized heap copy, so valgrind or ASan

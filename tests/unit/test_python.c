@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for libconv/python.c: py:: names -> py-spy frame text, short
+ * Unit tests for libconv/frames/python.c: py:: names -> py-spy frame text, short
  * file names, first-line numbers, interpreter-frame filtering.
  *
  * The source scanner is checked against CPython itself:

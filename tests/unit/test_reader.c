@@ -93,7 +93,7 @@ static void test_file_mode(void)
 		free(out);
 	}
 	/* A bigger attr from a newer perf (6.12: attr_size 152) is cut,
-	 * not rejected (reference §1.2). */
+	 * not rejected (docs/perf-data-format.md §1.2). */
 	rb_file(&img, &a, sizeof(a) + 16 + 8, &d, "testhost");
 	out = convert(&img, NULL, &err, NULL);
 	T_EQ_INT(err, 0);

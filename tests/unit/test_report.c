@@ -355,7 +355,7 @@ static void test_no_roots_and_empty(void)
 }
 
 /*
- * py-spy 0.3.0-0.3.3's thread root `thread 1234` (pyspy-formats.md §1.5)
+ * py-spy 0.3.0-0.3.3's thread root `thread 1234` (docs/pyspy-formats.md §1.5)
  * is thread 1234 to the report as it is to the merge (issue 12: the
  * report once filed it under "(all threads)"). The folder is filled with
  * perfspy_folder__add so the old form reaches both as it is, not

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for libconv/symbols.c.
+ * Unit tests for libconv/frames/symbols.c.
  *
  * The fixtures in tests/unit/fixtures/ are compiled at run time into a
  * temporary directory and dlopen()ed, so expected values come from the

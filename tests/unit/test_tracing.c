@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for libconv/tracing.c: event names from perf tracing data.
+ * Unit tests for libconv/perfdata/tracing.c: event names from perf tracing data.
  *
  * Real blobs (tests/unit/fixtures/tracing/, see README there) were cut out
  * of perf 6.1 recordings on this project's test machine; their configs

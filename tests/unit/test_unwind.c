@@ -2,11 +2,11 @@
 /*
  * Unit tests for libconv/frames/unwind.c on samples built here: a
  * register set plus a stack dump, as PERF_SAMPLE_REGS_USER and
- * PERF_SAMPLE_STACK_USER carry them (reference/perf-data-format.md §2.3).
+ * PERF_SAMPLE_STACK_USER carry them (docs/perf-data-format.md §2.3).
  *
  *  - Frame-pointer chains written word by word: exact pcs, every dump
  *    size from 0 to the whole chain, garbage frame pointers, loops.
- *  - Every CPython trampoline variant of reference/cpython-perf-support.md
+ *  - Every CPython trampoline variant of docs/cpython-perf.md
  *    §1.6-1.7 (x86-64 "sub" and "push", each with and without endbr64),
  *    the sample on each instruction (leaf) and returning into it
  *    (non-leaf), by the fixed rule and by jitdump CFI rows; stacks are
@@ -18,7 +18,7 @@
  *    takes a snapshot of its registers and stack the way perf does. The
  *    expected pcs are the return addresses the fixture's functions report
  *    with __builtin_return_address, and symbolized they must name the
- *    fixture's functions (STYLE.md §9.2's self-unwind test); the PLT stub
+ *    fixture's functions (docs/conventions.md §9.2's self-unwind test); the PLT stub
  *    case is found from the loaded machine code. Skipped (that part
  *    only) without a C compiler.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * e2e workload: JIT code named by a perf map, as CPython -X perf writes
- * it (reference/cpython-perf-support.md §1.3), on a frame-pointer stack.
+ * it (docs/cpython-perf.md §1.3), on a frame-pointer stack.
  * Two stubs are copied into one anonymous executable mapping and listed
  * in /tmp/perf-PID.map, one with a CPython name, one with another JIT's:
  *   main -> run_py  -> [py::jit_step:/nonexistent/jitmod.py] -> py_leaf

@@ -7,7 +7,7 @@ leading metadata records (HEADER_ATTR, HEADER_FEATURE, TRACING_DATA,
 EVENT_UPDATE, ...: user types >= 64 before the first kernel record) once,
 then appends IN's remaining records again and again until OUT holds at
 least BYTES. Records are copied whole, so every copy is a valid stream
-(reference/perf-data-format.md §1.5); timestamps repeat, which only
+(docs/perf-data-format.md §1.5); timestamps repeat, which only
 makes later copies count as out of order.
 """
 import struct

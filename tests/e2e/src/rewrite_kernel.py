@@ -16,7 +16,7 @@ A stream (pipe layout: a 16-byte header, then records) gets --os-release
 only: its HEADER_FEATURE record (type 80: header, u64 feature id, then the
 feature's data as in a file) for OSRELEASE is rewritten.
 
-Layouts: shared reference/perf-data-format.md §1.1 (header: attrs, data,
+Layouts: docs/perf-data-format.md §1.1 (header: attrs, data,
 event_types sections, then the 256-bit feature bitmap at byte 72) and §1.4
 (feature index after the data section, one {offset, size} per set bit in
 bit order; BUILD_ID = bit 2, entries {header, pid, build_id[24], filename};

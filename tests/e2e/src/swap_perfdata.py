@@ -6,7 +6,7 @@ usage: swap_perfdata.py IN OUT
 
 An independent encoder for the endianness tests (tests/e2e/run-endian.sh):
 it writes what a big-endian perf would have written for the same data,
-following the layouts of shared reference/perf-data-format.md (§1.1 header
+following the layouts of docs/perf-data-format.md (§1.1 header
 and magic, §1.2 attrs and ids, §1.3 records, §1.4 features, §1.9 the
 sample_id trailer, §2.1 sample fields, §2.4 kernel records) and
 include/uapi/linux/perf_event.h. Every field is rewritten by its own

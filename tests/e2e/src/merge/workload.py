@@ -5,7 +5,7 @@ usage: workload.py LIBMERGE.so SECONDS OUTDIR
 
 It carries its own py-spy: a sampler thread that reads sys._current_frames()
 about every 10 ms and, at exit, writes what `py-spy record` would have
-written for the same samples (reference/pyspy-formats.md §1.2-1.5, §2.1):
+written for the same samples (docs/pyspy-formats.md §1.2-1.5, §2.1):
   OUTDIR/pyspy.txt        --format raw --threads --idle: `thread (TID): NAME`
                           root, then `co_name (short_file:CURRENT_LINE)` root
                           first, identical stacks summed (py-spy 0.4.2)
