@@ -3,7 +3,7 @@
  * perfspy-dlfilter.so: py-spy folded stacks from inside `perf script`.
  *
  *	perf script -i perf.data --dlfilter perfspy-dlfilter.so --dlarg OUT
- *		[--dlarg threads] [--dlarg format=raw|flamegraph|speedscope]
+ *		[--dlarg threads] [--dlarg format=raw|flamegraph|speedscope|pprof]
  *		[--dlarg nolineno] [--dlarg qualname] [--dlarg event=NAME]
  *
  * perf calls filter_event() for every sample its own filters (--pid,
@@ -108,6 +108,8 @@ static int parse_args(struct state *st, void *ctx)
 			st->format = PERFSPY_FORMAT_RAW;
 		} else if (!strcmp(a, "format=flamegraph")) {
 			st->format = PERFSPY_FORMAT_FLAMEGRAPH;
+		} else if (!strcmp(a, "format=pprof")) {
+			st->format = PERFSPY_FORMAT_PPROF;
 		} else if (!strcmp(a, "format=speedscope")) {
 			/* One profile per thread, as `perfspy convert
 			 * --format speedscope` implies --threads. */
@@ -122,7 +124,7 @@ static int parse_args(struct state *st, void *ctx)
 				return -ENOMEM;
 		} else {
 			fprintf(stderr, "perfspy-dlfilter: unknown --dlarg '%s' "
-				"(OUT, threads, format=raw|flamegraph|speedscope, "
+				"(OUT, threads, format=raw|flamegraph|speedscope|pprof, "
 				"nolineno, qualname, event=NAME)\n", a);
 			return -EINVAL;
 		}
@@ -453,6 +455,6 @@ EXPORT const char *filter_description(const char **long_description)
 			"--dlarg OUT, named as `perfspy convert` names them. Suits "
 			"frame-pointer (-g) and LBR callchains; DWARF recordings "
 			"give only kernel frames here. --dlarg: threads, "
-			"format=raw|flamegraph|speedscope, nolineno, qualname, event=NAME.";
+			"format=raw|flamegraph|speedscope|pprof, nolineno, qualname, event=NAME.";
 	return "py-spy folded stacks from perf script (perfspy)";
 }

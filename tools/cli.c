@@ -426,3 +426,53 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		close(fd);
 	return rc;
 }
+
+/* pprof Mappings: the session's DSO paths and build ids (perfspy.h,
+ * perfspy_write_opts.dso_paths). Arrays of the session's strings; the
+ * caller frees the two arrays. -1 on ENOMEM (the output then lacks them). */
+static int session_dsos(struct perfspy_session *s, struct perfspy_write_opts *wo)
+{
+	PERFSPY_OPTS(perfspy_dso, d);
+	const char **paths = NULL, **bids = NULL;
+	uint32_t n = 0, i;
+
+	while (!perfspy_session__dso(s, n, &d))
+		n++;
+	if (!n)
+		return 0;
+	paths = calloc(n, sizeof(*paths));
+	bids = calloc(n, sizeof(*bids));
+	if (!paths || !bids) {
+		free(paths);
+		free(bids);
+		return -1;
+	}
+	for (i = 0; i < n && !perfspy_session__dso(s, i, &d); i++) {
+		paths[i] = d.path;
+		bids[i] = d.build_id;
+	}
+	wo->dso_paths = paths;
+	wo->dso_build_ids = bids;
+	wo->nr_dsos = i;
+	return 0;
+}
+
+static bool frame_inlined(void *ctx, const char *frame, size_t len)
+{
+	return perfspy_session__frame_inlined(ctx, frame, len);
+}
+
+void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
+{
+	session_dsos(s, wo);
+	wo->frame_inlined = frame_inlined;
+	wo->frame_inlined_ctx = s;
+}
+
+void cli_pprof_opts_free(struct perfspy_write_opts *wo)
+{
+	free((void *)wo->dso_paths);
+	free((void *)wo->dso_build_ids);
+	wo->dso_paths = wo->dso_build_ids = NULL;
+	wo->nr_dsos = 0;
+}

@@ -77,6 +77,11 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp);
 
+/* pprof writing from a session (convert, record): Mappings from its DSOs,
+ * inlined frames as Lines; free the arrays with cli_pprof_opts_free(). */
+void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo);
+void cli_pprof_opts_free(struct perfspy_write_opts *wo);
+
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -144,41 +144,6 @@ static bool clock_event(struct perfspy_session *s, const char *name)
 	return false;
 }
 
-/* pprof Mappings: the session's DSO paths and build ids (perfspy.h,
- * perfspy_write_opts.dso_paths). Arrays of the session's strings; the
- * caller frees the two arrays. -1 on ENOMEM (the output then lacks them). */
-static int session_dsos(struct perfspy_session *s, struct perfspy_write_opts *wo)
-{
-	PERFSPY_OPTS(perfspy_dso, d);
-	const char **paths = NULL, **bids = NULL;
-	uint32_t n = 0, i;
-
-	while (!perfspy_session__dso(s, n, &d))
-		n++;
-	if (!n)
-		return 0;
-	paths = calloc(n, sizeof(*paths));
-	bids = calloc(n, sizeof(*bids));
-	if (!paths || !bids) {
-		free(paths);
-		free(bids);
-		return -1;
-	}
-	for (i = 0; i < n && !perfspy_session__dso(s, i, &d); i++) {
-		paths[i] = d.path;
-		bids[i] = d.build_id;
-	}
-	wo->dso_paths = paths;
-	wo->dso_build_ids = bids;
-	wo->nr_dsos = i;
-	return 0;
-}
-
-static bool frame_inlined(void *ctx, const char *frame, size_t len)
-{
-	return perfspy_session__frame_inlined(ctx, frame, len);
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	PERFSPY_OPTS(perfspy_convert_opts, co);
@@ -268,11 +233,8 @@ int cmd_convert(int argc, char **argv)
 	if (s && !common.quiet)
 		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
 	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
-	if (s && wo.format == PERFSPY_FORMAT_PPROF) {
-		session_dsos(s, &wo);
-		wo.frame_inlined = frame_inlined;
-		wo.frame_inlined_ctx = s;
-	}
+	if (s && wo.format == PERFSPY_FORMAT_PPROF)
+		cli_pprof_opts(s, &wo);
 	if (cli_out_open(&o, out))
 		goto out;
 	err = perfspy_folder__write(f, o.f, &wo);
@@ -300,8 +262,7 @@ fail:
 		fputc('\n', stderr);
 	}
 out:
-	free((void *)wo.dso_paths);
-	free((void *)wo.dso_build_ids);
+	cli_pprof_opts_free(&wo);
 	perfspy_folder__free(f);
 	perfspy_session__close(s);
 	return ret;

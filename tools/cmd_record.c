@@ -39,7 +39,8 @@ static void record_usage(FILE *f)
 		"  -o, --output FILE     where to write; '-' is standard output\n"
 		"                        [default: NAME-TIME.svg/.txt/.json]\n"
 		"  -f, --format FMT      flamegraph (interactive SVG), raw (py-spy folded\n"
-		"                        stacks) or speedscope (JSON) [default: flamegraph]\n"
+		"                        stacks), speedscope (JSON) or pprof (gzipped\n"
+		"                        profile.proto) [default: flamegraph]\n"
 		"  -t, --threads         a root frame `thread (TID): NAME` per stack\n"
 		"  -s, --subprocesses    also child processes (and their threads)\n"
 		"      --nolineno        no line numbers in Python frames\n"
@@ -125,8 +126,10 @@ static int parse_format(const char *s, int *fmt)
 		*fmt = PERFSPY_FORMAT_FLAMEGRAPH;
 	else if (!strcmp(s, "speedscope"))
 		*fmt = PERFSPY_FORMAT_SPEEDSCOPE;
+	else if (!strcmp(s, "pprof"))
+		*fmt = PERFSPY_FORMAT_PPROF;
 	else {
-		cli_err("--format: expected raw, flamegraph or speedscope, got '%s'", s);
+		cli_err("--format: expected raw, flamegraph, speedscope or pprof, got '%s'", s);
 		return -1;
 	}
 	return 0;
@@ -207,7 +210,8 @@ static void perf_map_note(int pid)
 static char *default_output(const struct rec_args *a, int fmt, int pid)
 {
 	const char *ext = fmt == PERFSPY_FORMAT_RAW ? "txt" :
-			  fmt == PERFSPY_FORMAT_SPEEDSCOPE ? "json" : "svg";
+			  fmt == PERFSPY_FORMAT_SPEEDSCOPE ? "json" :
+			  fmt == PERFSPY_FORMAT_PPROF ? "pb.gz" : "svg";
 	char name[64], path[64], stamp[32];
 	struct tm tm;
 	time_t t = time(NULL);
@@ -553,7 +557,10 @@ int cmd_record(int argc, char **argv)
 		a.out = out_path = default_output(&a, wo.format, st.pid);
 	if (!a.out || cli_out_open(&out, a.out))
 		goto out;
+	if (wo.format == PERFSPY_FORMAT_PPROF)
+		cli_pprof_opts(s, &wo);
 	err = perfspy_folder__write(f, out.f, &wo);
+	cli_pprof_opts_free(&wo);
 	if (err) {
 		perfspy_strerror(err, msg, sizeof(msg));
 		cli_err("%s: %s", a.out, msg);

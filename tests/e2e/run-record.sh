@@ -262,6 +262,28 @@ else
 	fail "--save: exit $?: $(tail -3 "$SCRATCH/save.err")"
 fi
 
+say "== -f pprof: go tool pprof reads it; its total is the saved recording's"
+if ! command -v go >/dev/null 2>&1; then
+	fail "-f pprof: no go (golang-go, make deps installs it)"
+elif "$PERFSPY" record -q -f pprof --save "$SCRATCH/pp.data" -o "$SCRATCH/rec.pb.gz" -- \
+	"$PY12" "$WL" "$LIB" "$RUN_S" nofork >"$SCRATCH/pp.wl" 2>"$SCRATCH/pp.err"; then
+	wpid=$(awk '$1 == "parent" { print $2 }' "$SCRATCH/pp.wl")
+	pids+=("$wpid")
+	raw=$("$PERFSPY" convert -q -i "$SCRATCH/pp.data" --pid "$wpid" -f raw |
+		awk '{ s += $NF } END { print s + 0 }')
+	top=$(go tool pprof -top "$SCRATCH/rec.pb.gz" 2>/dev/null |
+		sed -n 's/.* of \([0-9]*\) total.*/\1/p' | head -1)
+	go tool pprof -traces "$SCRATCH/rec.pb.gz" >"$SCRATCH/pp.traces" 2>/dev/null
+	[ -n "$top" ] && [ "$top" -gt 0 ] && [ "$top" = "$raw" ] &&
+		pass "-f pprof: go tool pprof total $top = the saved recording's" ||
+		fail "-f pprof: go tool pprof total '$top', saved recording $raw"
+	grep -A40 "hash_rec" "$SCRATCH/pp.traces" | grep -q "rec_worker" &&
+		pass "-f pprof: hash_rec under rec_worker in go tool pprof -traces" ||
+		fail "-f pprof: no hash_rec under rec_worker: $(head -20 "$SCRATCH/pp.traces")"
+else
+	fail "-f pprof: exit $?: $(tail -3 "$SCRATCH/pp.err")"
+fi
+
 say "== refusal: an unprivileged user"
 if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
 	say "  (not root, or no nobody/setpriv: refusal checks not run)"
