@@ -246,8 +246,10 @@ void sym_debuginfod_end(struct sym_ctx *ctx)
 		return;
 	if (ctx->dfd->client)
 		ctx->dfd->api.end(ctx->dfd->client);
-	if (ctx->dfd->api.lib)
-		dlclose(ctx->dfd->api.lib);
+	/* The library stays loaded (no dlclose, as libdw leaves it too):
+	 * libcurl's global state, set up on its first use, lives in its
+	 * data; unloading it would strand that state (a leak to LSan) and
+	 * a later session would pay the set-up again. */
 	free(ctx->dfd);
 	ctx->dfd = NULL;
 }

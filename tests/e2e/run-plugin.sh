@@ -23,13 +23,24 @@ PLUGIN=${PLUGIN:-$O/perfspy-dlfilter.so}
 "$PERF" script --list-dlfilters >/dev/null 2>&1 ||
 	skip "this perf has no --dlfilter (perf 5.14 or newer needed)"
 
+# A plugin built with sanitizers (make asan) loads into perf, which has no
+# sanitizer runtime: the runtime must come first (LD_PRELOAD), and perf's own
+# allocations at exit are not ours to check for leaks.
+san_env=()
+if readelf -d "$PLUGIN" | grep -q 'NEEDED.*libasan'; then
+	san_env=(env "LD_PRELOAD=$(${CC:-gcc} -print-file-name=libasan.so)"
+		"ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+elif readelf -d "$PLUGIN" | grep -q 'NEEDED.*libubsan'; then
+	san_env=(env "LD_PRELOAD=$(${CC:-gcc} -print-file-name=libubsan.so)")
+fi
+
 # plugin OUT DATA [DLARG...]: run perf script with the plugin; stderr in OUT.err.
 plugin() {
 	local out=$1 data=$2 a
 	shift 2
 	local -a args=()
 	for a in "$@"; do args+=(--dlarg "$a"); done
-	"$PERF" script -i "$data" --dlfilter "$PLUGIN" --dlarg "$out" "${args[@]}" \
+	"${san_env[@]}" "$PERF" script -i "$data" --dlfilter "$PLUGIN" --dlarg "$out" "${args[@]}" \
 		>"$out.stdout" 2>"$out.err"
 }
 
