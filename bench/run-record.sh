@@ -95,7 +95,7 @@ run() {
 	"$PY12" -X perf "$TOP/bench/record_load.py" "$BDIR/record_work.so" "$NT" \
 		"$BDIR/$tag.stop" "$log" &
 	tpid=$!
-	until [ "$(grep -c . "$log" 2>/dev/null)" -ge 2 ]; do sleep 0.1; done
+	until n=$(grep -sc . "$log"); [ "${n:-0}" -ge 2 ]; do sleep 0.1; done
 	sleep 1 # every thread runs
 	case $tag in
 	base)

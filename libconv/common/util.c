@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 void log_msg(const struct log_sink *log, int level, const char *fmt, ...)
 {
@@ -232,4 +235,43 @@ const char *short_filename(const char *path, char *buf, size_t size)
 		return path;
 	memcpy(buf, slash + 1, n + 1);
 	return buf;
+}
+
+int read_file_whole(const char *path, char **out, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	struct stat st;
+	char *buf;
+	ssize_t k;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (u64)st.st_size < SIZE_MAX)
+		cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	while (buf) {
+		if (n == cap && ensure_mem((void **)&buf, &cap, 1, n + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		k = read(fd, buf + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			err = k < 0 ? -errno : 0;
+			break;
+		}
+		n += (size_t)k;
+	}
+	close(fd);
+	if (!buf || err) {
+		free(buf);
+		return buf ? err : -ENOMEM;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
 }

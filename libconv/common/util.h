@@ -223,4 +223,10 @@ static inline u64 hash_mix(u64 h)
  */
 const char *short_filename(const char *path, char *buf, size_t size);
 
+/* The whole file @path in one new buffer (*@out, the caller frees it;
+ * *@len bytes, with room for one more): the py-spy readers need two
+ * passes over a capture, and pprof input is decompressed whole.
+ * 0, -errno from open/read, or -ENOMEM. */
+int read_file_whole(const char *path, char **out, size_t *len);
+
 #endif

@@ -217,47 +217,6 @@ static int read_raw_fd(struct pys_reader *r, int fd)
 
 /* ---- the public reader ---- */
 
-/* The whole file in one buffer: speedscope needs two passes over it,
- * and raw lines are short-lived views into it. */
-static int read_whole(const char *path, char **out, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	struct stat st;
-	char *buf;
-	ssize_t k;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (u64)st.st_size < SIZE_MAX)
-		cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	while (buf) {
-		if (n == cap && ensure_mem((void **)&buf, &cap, 1, n + 1)) {
-			err = -ENOMEM;
-			break;
-		}
-		k = read(fd, buf + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			err = k < 0 ? -errno : 0;
-			break;
-		}
-		n += (size_t)k;
-	}
-	close(fd);
-	if (!buf || err) {
-		free(buf);
-		return buf ? err : -ENOMEM;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /* Format by content: '{' is speedscope; perf.data and JSON arrays
  * (chrometrace, dump --json) are refused with a message. */
 static int detect(struct pys_reader *r, const char *buf, size_t len)
@@ -365,7 +324,7 @@ PERFSPY_API int perfspy_folder__read_pyspy(struct perfspy_folder *f, const char 
 	if (!f || (!path && !buf && len))
 		return -EINVAL;
 	if (path) {
-		err = read_whole(path, &data, &len);
+		err = read_file_whole(path, &data, &len);
 		if (err)
 			return err;
 		buf = data;

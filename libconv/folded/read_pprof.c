@@ -378,39 +378,6 @@ static int gunzip(const u8 *buf, size_t len, u8 **out, size_t *olen)
 	return 0;
 }
 
-static int slurp(const char *path, u8 **out, size_t *len)
-{
-	size_t cap = 0, n = 0;
-	u8 *buf = NULL;
-	ssize_t k;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (ensure_mem((void **)&buf, &cap, 1, n + 65536)) {
-			err = -ENOMEM;
-			break;
-		}
-		k = read(fd, buf + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			err = k < 0 ? -errno : 0;
-			break;
-		}
-		n += (size_t)k;
-	}
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char *path,
 					   const void *buf, size_t len,
 					   const struct perfspy_read_opts *opts,
@@ -428,14 +395,18 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 		return -EINVAL;
 	r.log.fn = OPTS_GET(opts, log_fn, NULL);
 	r.log.ctx = OPTS_GET(opts, log_ctx, NULL);
-	r.log.level = OPTS_GET(opts, log_level, 0) ? OPTS_GET(opts, log_level, 0) : LOG_WARN;
+	r.log.level = log_level_pick(OPTS_GET(opts, log_level, 0),
+				     OPTS_GET(opts, log_level_set, false));
 	r.name = OPTS_GET(opts, display_name, NULL);
 	if (!r.name)
 		r.name = path ? path : "<pprof>";
 	if (path) {
-		err = slurp(path, &data, &len);
+		char *whole;
+
+		err = read_file_whole(path, &whole, &len);
 		if (err)
 			return err;
+		data = (u8 *)whole;
 		buf = data;
 	}
 	err = gunzip(buf, len, &raw, &rawlen);
