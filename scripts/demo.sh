@@ -7,7 +7,9 @@
 #   2. perf record -F 999 --call-graph dwarf,65528 -o $O/demo/perf.data --
 #      python -X perf train_sim.py
 #   3. perfspy info; perfspy convert -o $O/demo/stacks.txt; the top 15 stacks
-#      and the samples per thread.
+#      and the samples per thread;
+#   4. perfspy report, a flame graph SVG and a speedscope file;
+#   5. the same workload recorded in one command: perfspy record.
 # With DWARF stack dumps perfspy unwinds through CPython's perf trampolines,
 # so stacks run from each thread's root Python frame down to the native
 # leaf (libc, kernel); interpreter frames are dropped as py-spy --native
@@ -111,3 +113,17 @@ echo
 echo "demo: raw folded stacks:      $OUT/stacks-threads.txt"
 echo "demo: flame graph (SVG):      $OUT/flamegraph.svg   (open in a browser: click zooms, Ctrl-F searches)"
 echo "demo: speedscope profile:     $OUT/profile.speedscope.json   (one profile per thread; speedscope.app or npx speedscope)"
+
+# --- 5. the same in one command: perfspy record (issue 9) ------------------------
+# No perf binary, no second step: perfspy samples the launched program
+# through perf_event itself (PYTHONPERFSUPPORT=1 added for its perf map).
+echo
+echo "== perfspy record -r 99 -t -f raw -o $OUT/record.txt -- python train_sim.py"
+if "$PERFSPY" record -r 99 -t -f raw -o "$OUT/record.txt" -- \
+	"$py" "$TOP/scripts/workload/train_sim.py" 2>"$OUT/record.err"; then
+	cat "$OUT/record.err"
+	echo "demo: live recording (py-spy raw): $OUT/record.txt"
+else
+	cat "$OUT/record.err" >&2
+	die "perfspy record failed"
+fi
