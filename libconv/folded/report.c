@@ -683,23 +683,19 @@ static u32 rp_thread(struct perfspy_report *r, struct rp_build *b,
 	return rp_name(r, b->buf, n);
 }
 
-/* The --by tid row of a thread root: `thread (TID)` or `thread (TID): NAME`
- * whichever py-spy version wrote the root (frame_thread_text). */
+/* The --by tid row of a thread root: `thread (TID)`, whichever py-spy
+ * version wrote the root (frame_thread_text). The name is left out: a
+ * thread renamed while sampled (pthread_setname_np after its first
+ * samples) is still one thread id, one row. */
 static u32 rp_tid(struct perfspy_report *r, struct rp_build *b,
 		  const struct frame_parts *p)
 {
-	size_t n = frame_thread_text_len(p), all = n;
+	size_t n = frame_thread_text_len(p);
 
-	if (p->thread_name)
-		all += 2 + p->thread_name_len;
-	if (ensure_mem((void **)&b->buf, &b->cap, 1, all))
+	if (ensure_mem((void **)&b->buf, &b->cap, 1, n))
 		return RP_NONE;
 	frame_thread_text(p, b->buf);
-	if (p->thread_name) {
-		memcpy(b->buf + n, ": ", 2);
-		memcpy(b->buf + n + 2, p->thread_name, p->thread_name_len);
-	}
-	return rp_name(r, b->buf, all);
+	return rp_name(r, b->buf, n);
 }
 
 static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
