@@ -57,6 +57,13 @@ grep -q '\[kernel.kallsyms\]' "$SCRATCH/rawdump" && pass "-raw: a mapping for ke
 
 # Mappings of libraries named in frames carry the recorded path and build
 # id (perfspy_session__dso); each must be the build id of the file there.
+# A DWARF recording is used: every stack reaches `_start (chain)`, a frame
+# named by its binary, while a frame-pointer one may have none (main and
+# libc, with libc6-dbg, are all `func (file:line)`).
+record chain dwarf
+"$PERFSPY" convert -q -i "$REC" --format pprof -o "$SCRATCH/dw.pb.gz" ||
+	fail "convert pprof (dwarf) failed"
+pp -raw "$SCRATCH/dw.pb.gz" >"$SCRATCH/rawdump" || fail "-raw (dwarf) failed"
 nb=0
 while read -r path bid; do
 	nb=$((nb + 1))
