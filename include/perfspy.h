@@ -511,9 +511,15 @@ struct perfspy_write_opts {
 	 * frame. Other formats ignore it. */
 	bool (*frame_inlined)(void *ctx, const char *frame, size_t len);
 	void *frame_inlined_ctx;
+	/* pprof (issue 13): the Python frames' lines are their functions'
+	 * first lines, as perfspy_session__convert() writes them (not a
+	 * merge's current lines): each Python definition is a Function of its
+	 * own with that line as start_line, so `forward (m.py:10)` and
+	 * `forward (m.py:30)` are two Functions. Other formats ignore it. */
+	bool python_first_lines;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field frame_inlined_ctx
+#define perfspy_write_opts__last_field python_first_lines
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
