@@ -460,6 +460,8 @@ static void mg_free(struct mg *m)
 	for (i = 0; i < m->nr_srcs; i++)
 		py_tab_free(m->srcs[i].tab);
 	free(m->srcs);
+	free(m->src_files);
+	free(m->src_dirs);
 	perfspy_folder__free(m->atoms);
 	perfspy_folder__free(m->files);
 	free(m->perf.fr);

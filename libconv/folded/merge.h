@@ -172,6 +172,9 @@ struct mg {
 	/* Sources (perfspy_merge_opts.sources), scanned per canonical file
 	 * id on first use (merge_frames.c, py-spy frames). */
 	const char *const *sources;
+	const char **src_files, **src_dirs; /* sources split, on first use */
+	size_t nr_src_files, nr_src_dirs;
+	bool src_split;
 	struct mg_src *srcs;
 	size_t nr_srcs, cap_srcs;
 };

@@ -237,11 +237,30 @@ static s32 def_of(const struct mg *m, u32 plain, s32 line)
 
 /* ---- sources ---- */
 
-static bool is_dir(const char *p)
+/* The sources as files and directories, each looked at once (a session
+ * lists every Python file its perf maps named: thousands for torch). */
+static int src_split(struct mg *m)
 {
+	const char *const *p;
 	struct stat st;
+	size_t n = 0;
 
-	return !stat(p, &st) && S_ISDIR(st.st_mode);
+	m->src_split = true;
+	for (p = m->sources; p && *p; p++)
+		n++;
+	if (!n)
+		return 0;
+	m->src_files = malloc(n * sizeof(*m->src_files));
+	m->src_dirs = malloc(n * sizeof(*m->src_dirs));
+	if (!m->src_files || !m->src_dirs)
+		return -ENOMEM;
+	for (p = m->sources; *p; p++) {
+		if (!stat(*p, &st) && S_ISDIR(st.st_mode))
+			m->src_dirs[m->nr_src_dirs++] = *p;
+		else
+			m->src_files[m->nr_src_files++] = *p;
+	}
+	return 0;
 }
 
 /* Where file @f (@n bytes) is read: the one listed file that is @f or
@@ -249,23 +268,24 @@ static bool is_dir(const char *p)
  * first listed directory holding it, else @f when absolute. Into @buf. */
 static bool src_path(const struct mg *m, const char *f, size_t n, char *buf, size_t size)
 {
-	const char *const *p;
 	const char *hit = NULL;
 	struct stat st;
+	size_t i;
 
-	for (p = m->sources; p && *p; p++) {
-		size_t l = strlen(*p);
+	for (i = 0; i < m->nr_src_files; i++) {
+		const char *p = m->src_files[i];
+		size_t l = strlen(p);
 
-		if (suffix_compatible(f, n, *p, l) && l >= n && !is_dir(*p)) {
-			if (hit && strcmp(hit, *p))
+		if (l >= n && suffix_compatible(f, n, p, l)) {
+			if (hit && strcmp(hit, p))
 				return false;
-			hit = *p;
+			hit = p;
 		}
 	}
 	if (hit)
 		return snprintf(buf, size, "%s", hit) < (int)size;
-	for (p = m->sources; p && *p && f[0] != '/'; p++) {
-		int k = snprintf(buf, size, "%s/%.*s", *p, (int)n, f);
+	for (i = 0; i < m->nr_src_dirs && f[0] != '/'; i++) {
+		int k = snprintf(buf, size, "%s/%.*s", m->src_dirs[i], (int)n, f);
 
 		if (k > 0 && (size_t)k < size && !stat(buf, &st) && S_ISREG(st.st_mode))
 			return true;
@@ -294,6 +314,8 @@ static const struct deftab *src_tab(struct mg *m, u32 fid, int *err)
 	if (e->tried)
 		return e->tab;
 	e->tried = true;
+	if (!m->src_split && (*err = src_split(m)))
+		return NULL;
 	if (!src_path(m, fold_name(m->files, fid), fold_name_len(m->files, fid), path,
 		      sizeof(path)) || read_file_whole(path, &buf, &len))
 		return NULL;
