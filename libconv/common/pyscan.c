@@ -97,20 +97,23 @@ int py_tab_lookup(const struct deftab *t, const char *q, size_t n)
 	return 0;
 }
 
-/* Source order: a nested definition comes after its parent, so the last
- * one that holds @line is the innermost. */
-int py_tab_enclosing(const struct deftab *t, int line, const char **qualname)
+/* Source order: a nested definition comes after its parent, and a
+ * sibling closed before @line cannot hold it, so walking back from the end
+ * meets the definitions holding @line innermost first. */
+int py_tab_enclosing(const struct deftab *t, int line, size_t *pos, const char **qualname)
 {
-	size_t i = t->n;
+	size_t i = *pos == SIZE_MAX ? t->n : *pos;
 
 	while (i-- > 0) {
 		const struct pydef *d = &t->defs[i];
 
 		if (d->line && d->line <= line && line <= d->end) {
+			*pos = i;
 			*qualname = t->str + d->off;
 			return d->line;
 		}
 	}
+	*pos = 0;
 	return 0;
 }
 

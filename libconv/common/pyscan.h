@@ -40,14 +40,17 @@ struct deftab;
 int py_scan_buffer(char *buf, size_t len, struct deftab **out);
 
 /*
- * In a raw table (not finalised: source order), the innermost definition
- * whose extent holds @line: its co_firstlineno (a decorated one starts at
- * its first decorator), its qualname in *@qualname (NUL-terminated, owned
- * by @t). 0 when no definition holds @line (module level). A definition
- * extends to the line before the first logical line indented no deeper
- * than its header, or to the end of the file.
+ * In a raw table (not finalised: source order), the definitions whose
+ * extents hold @line, innermost first, one per call: set *@pos to
+ * SIZE_MAX for the first call, and pass it on unchanged. Each gives the
+ * definition's co_firstlineno (a decorated one starts at its first
+ * decorator) and its qualname in *@qualname (NUL-terminated, owned by @t);
+ * 0 when none is left (module level). A definition extends to the line
+ * before the first logical line indented no deeper than its header, or to
+ * the end of the file. (A function's frame can be on the `def` line of a
+ * function nested in it: the caller looks outward for its name.)
  */
-int py_tab_enclosing(const struct deftab *t, int line, const char **qualname);
+int py_tab_enclosing(const struct deftab *t, int line, size_t *pos, const char **qualname);
 
 /* Sort for py_tab_lookup(); a qualname defined twice keeps no line. */
 void py_tab_finalize(struct deftab *t);

@@ -338,26 +338,29 @@ static const struct deftab *src_tab(struct mg *m, u32 fid, int *err)
 	return e->tab;
 }
 
-/* The first line of the definition enclosing @line in file @fid, if it
- * is named @name (@nn bytes, last component); 0 when unknown. */
+/* The first line of the innermost definition named @name (@nn bytes,
+ * last component) that encloses @line in file @fid; 0 when unknown. The
+ * innermost enclosing one is the frame's code object unless the line is a
+ * nested def's header (the outer function executing `def`), or the frame
+ * is a lambda or comprehension, which have no def of their own: then
+ * none carries the name, or an outer one of that name does. */
 static s32 src_def(struct mg *m, u32 fid, const char *name, size_t nn, s32 line, int *err)
 {
 	const struct deftab *t;
+	size_t pos = SIZE_MAX, ql;
 	const char *q;
-	size_t ql;
 	int first;
 
 	if (!m->sources || line <= 0)
 		return 0;
 	t = src_tab(m, fid, err);
-	if (!t)
-		return 0;
-	first = py_tab_enclosing(t, line, &q);
-	if (!first)
-		return 0;
-	ql = strlen(q);
-	last_component(&q, &ql);
-	return ql == nn && !memcmp(q, name, nn) ? first : 0;
+	while (t && (first = py_tab_enclosing(t, line, &pos, &q))) {
+		ql = strlen(q);
+		last_component(&q, &ql);
+		if (ql == nn && !memcmp(q, name, nn))
+			return first;
+	}
+	return 0;
 }
 
 /* The atom (name, file, definition line); the plain one for @def 0. */

@@ -309,9 +309,9 @@ static void test_sources(void)
 	      "        return attn(h)\n"	/* 7 */
 	      "class Conv:\n"			/* 8 */
 	      "    def forward(self, h):\n"	/* 9 */
-	      "        time.sleep(1)\n"	/* 10 */
+	      "        def inner(): sleep(1)\n" /* 10: forward is on a def line */
 	      "def main():\n"			/* 11 */
-	      "    pass\n"			/* 12 */
+	      "    def helper(): pass\n"	/* 12 */
 	      "    run()\n", f);		/* 13 */
 	fclose(f);
 	/* The perf definitions alone: Conv's line 10 goes to Attention's. */
@@ -330,6 +330,11 @@ static void test_sources(void)
 		srcs[0] = "/nonexistent";
 		srcs[1] = path;
 	}
+	/* main executing the `def helper` line: helper's extent holds it, but
+	 * the frame is main's (named so): the enclosing main. */
+	out = merge_o("main (mm.py:11);x (k.c:9) 5\n", "main (mm.py:12) 1\n", &o, &st);
+	T_EQ_STR(out, "main (mm.py:12);x (k.c:9) 5\n");
+	free(out);
 	/* One perf definition (Attention's): Linear's py-spy lines joined it
 	 * whatever their line; with the source they do not. */
 	out = merge_o("main (mm.py:11);forward (mm.py:6);attn (k.c:2) 4\n", py, NULL, &st);

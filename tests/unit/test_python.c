@@ -441,17 +441,27 @@ static void test_scan_enclosing(void)
 	struct deftab *t = NULL;
 	char *buf = malloc(sizeof(src) + PY_PAD);
 	const char *q;
-	size_t i;
+	size_t i, pos;
 
 	T(buf != NULL);
 	memcpy(buf, src, sizeof(src));
 	T_EQ_INT(py_scan_buffer(buf, sizeof(src) - 1, &t), 0);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		q = NULL;
-		T_EQ_INT(py_tab_enclosing(t, want[i].line, &q), want[i].first);
+		pos = SIZE_MAX;
+		T_EQ_INT(py_tab_enclosing(t, want[i].line, &pos, &q), want[i].first);
 		if (want[i].q)
 			T_EQ_STR(q, want[i].q);
 	}
+	/* Outward, one per call: inner, Linear.forward, Linear, then none. */
+	pos = SIZE_MAX;
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 5);
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 3);
+	T_EQ_STR(q, "Linear.forward");
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 2);
+	T_EQ_STR(q, "Linear");
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 0);
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 0);
 	py_tab_free(t);
 	free(buf);
 }
