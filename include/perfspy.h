@@ -416,6 +416,16 @@ PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
 					       const char *frame, size_t len);
 
 /*
+ * After perfspy_session__convert(): Python source @idx of those the perf
+ * maps named and that were found (in order of first sight), where it was
+ * read (under perfspy_convert_opts.source_root when set). The string lives
+ * until the session is closed. -ENOENT past the end, -EINVAL on NULL.
+ * (issue 13: give them to perfspy_merge_opts.sources.)
+ */
+PERFSPY_API int perfspy_session__python_source(const struct perfspy_session *s,
+					       uint32_t idx, const char **path);
+
+/*
  * Non-fatal counters: what was skipped and why.
  */
 struct perfspy_stats {
@@ -501,9 +511,15 @@ struct perfspy_write_opts {
 	 * frame. Other formats ignore it. */
 	bool (*frame_inlined)(void *ctx, const char *frame, size_t len);
 	void *frame_inlined_ctx;
+	/* pprof (issue 13): the Python frames' lines are their functions'
+	 * first lines, as perfspy_session__convert() writes them (not a
+	 * merge's current lines): each Python definition is a Function of its
+	 * own with that line as start_line, so `forward (m.py:10)` and
+	 * `forward (m.py:30)` are two Functions. Other formats ignore it. */
+	bool python_first_lines;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field frame_inlined_ctx
+#define perfspy_write_opts__last_field python_first_lines
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
@@ -671,9 +687,22 @@ struct perfspy_merge_opts {
 	struct perfspy_folder *unmatched;
 	/* As in perfspy_open_opts: @log_level 0 means ERROR, not WARN. */
 	bool log_level_set;
+	/*
+	 * NULL, or NULL-terminated paths of Python source files or of
+	 * directories (e.g. perfspy_session__python_source()'s and `.`).
+	 * Frame file F is read from the one listed file whose path is F or
+	 * ends in /F, else from DIR/F for the first listed directory that has
+	 * it, else from F itself when absolute. A py-spy frame whose source
+	 * is read is joined on the definition enclosing its line (first line
+	 * and extent from the source), so that two functions sharing a name
+	 * and file never meet, even when perf saw only one of them. Without
+	 * a source it takes the perf definition of its name and file that
+	 * starts last at or before its line.
+	 */
+	const char *const *sources;
 	size_t : 0;
 };
-#define perfspy_merge_opts__last_field log_level_set
+#define perfspy_merge_opts__last_field sources
 
 /* Weights below are perf weights (samples, or periods). */
 struct perfspy_merge_stats {
@@ -691,6 +720,11 @@ struct perfspy_merge_stats {
 	uint64_t pyspy_python;	 /* py-spy weight of stacks with Python frames */
 	uint64_t pyspy_native;	 /* ... and native frames under the last one */
 	bool thread_aware;	 /* matched per thread */
+	/* Of exact + suffix: joined on function names only, as some matched
+	 * perf Python frame had no definition line (its source was
+	 * unreadable when converting, --nolineno, a lambda or comprehension):
+	 * two functions sharing a name and file may have been crossed. */
+	uint64_t name_only;
 	size_t : 0;
 };
 

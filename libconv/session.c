@@ -28,6 +28,7 @@
 #include "perfdata/evlist.h"
 #include "perfdata/order.h"
 #include "perfspy.h"
+#include "frames/python.h"
 #include "frames/stacks.h"
 
 /*
@@ -1177,4 +1178,18 @@ PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
 					       const char *frame, size_t len)
 {
 	return s && s->stk_live && frame && stk_frame_inlined(&s->stk, frame, len);
+}
+
+PERFSPY_API int perfspy_session__python_source(const struct perfspy_session *s,
+					       uint32_t idx, const char **path)
+{
+	const char *p;
+
+	if (!s || !path)
+		return -EINVAL;
+	p = s->stk_live ? py_ctx_source(s->stk.py, idx) : NULL;
+	if (!p)
+		return -ENOENT;
+	*path = p;
+	return 0;
 }

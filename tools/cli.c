@@ -467,6 +467,7 @@ void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
 	session_dsos(s, wo);
 	wo->frame_inlined = frame_inlined;
 	wo->frame_inlined_ctx = s;
+	wo->python_first_lines = true; /* a session's frames: first lines */
 }
 
 void cli_pprof_opts_free(struct perfspy_write_opts *wo)

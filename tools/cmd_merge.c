@@ -39,6 +39,10 @@ static void merge_usage(FILE *f)
 		"                        [default: 1]\n"
 		"      --python-file GLOB  frames whose file matches GLOB are Python\n"
 		"                        frames too (scripts without .py); repeatable\n"
+		"      --source PATH     a Python source file, or a directory py-spy's file\n"
+		"                        names are found under, for joining py-spy lines on\n"
+		"                        the definition enclosing them; repeatable [default:\n"
+		"                        the sources perf.data's perf maps name]\n"
 		"      --top N           unmatched skeletons to list [default: 5]\n"
 		"  perf.data conversion (as in perfspy convert):\n"
 		"      --event NAME, --pid PID, --tid TID, --comm NAME, --no-kernel,\n"
@@ -52,7 +56,7 @@ static void merge_usage(FILE *f)
 enum { O_FORMAT = 256, O_THREADS, O_NO_THREADS, O_IGNORE_THREADS, O_NO_NATIVE,
        O_MIN_SUFFIX, O_PYFILE, O_TOP, O_EVENT, O_PID, O_TID, O_COMM, O_NO_KERNEL,
        O_WEIGHT, O_PERF_MAP_DIR, O_QUALNAME, O_FULL_FILENAMES, O_SYMFS,
-       O_BUILDID_DIR, O_KALLSYMS };
+       O_BUILDID_DIR, O_KALLSYMS, O_SOURCE };
 
 static const struct option merge_opts[] = {
 	{ "pyspy", required_argument, NULL, 'p' },
@@ -66,6 +70,7 @@ static const struct option merge_opts[] = {
 	{ "min-suffix", required_argument, NULL, O_MIN_SUFFIX },
 	{ "python-file", required_argument, NULL, O_PYFILE },
 	{ "top", required_argument, NULL, O_TOP },
+	{ "source", required_argument, NULL, O_SOURCE },
 	{ "event", required_argument, NULL, O_EVENT },
 	{ "pid", required_argument, NULL, O_PID },
 	{ "tid", required_argument, NULL, O_TID },
@@ -91,6 +96,10 @@ struct merge_args {
 	bool *native; /* per capture: has native frames under Python ones */
 	const char **pyfiles; /* NULL-terminated */
 	size_t nr_pyfiles;
+	const char **sources; /* NULL-terminated: --source, then the session's */
+	size_t nr_sources;
+	char **owned; /* the session's source paths, copied */
+	size_t nr_owned;
 	const char *in, *out;
 	int format, roots;
 	unsigned top;
@@ -181,6 +190,7 @@ static int merge_opt(struct merge_args *a, int c)
 		a->mo.min_suffix = (uint32_t)v;
 		return 0;
 	case O_PYFILE: return append(&a->pyfiles, &a->nr_pyfiles, optarg);
+	case O_SOURCE: return append(&a->sources, &a->nr_sources, optarg);
 	case O_TOP:
 		if (cli_parse_num(optarg, "top", 0, 1000000, &v))
 			return -1;
@@ -268,6 +278,29 @@ static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 	return 0;
 }
 
+/* The Python sources the session read first lines from, after any
+ * --source: the merge reads the same files (perfspy_merge_opts.sources). */
+static int keep_sources(struct merge_args *a, const struct perfspy_session *s)
+{
+	const char *p;
+	char **no;
+	uint32_t i;
+
+	for (i = 0; !perfspy_session__python_source(s, i, &p); i++) {
+		no = realloc(a->owned, (a->nr_owned + 1) * sizeof(*no));
+		if (!no || !(no[a->nr_owned] = strdup(p))) {
+			if (no)
+				a->owned = no;
+			cli_err("out of memory");
+			return -1;
+		}
+		a->owned = no;
+		if (append(&a->sources, &a->nr_sources, a->owned[a->nr_owned++]))
+			return -1;
+	}
+	return 0;
+}
+
 /* The perf side: perf.data (file or pipe, converted with thread roots so
  * that the merge can match per thread) or folded stacks, told apart by
  * the PERFILE2 magic (cli_load_input). *@converted: it was perf.data. */
@@ -281,6 +314,8 @@ static int read_perf(struct merge_args *a, struct perfspy_folder *perf, bool *co
 		a->co.progress_fn = cli_progress;
 	err = cli_load_input(a->in, &a->common, &a->co, perf, &s);
 	*converted = s != NULL;
+	if (!err && s)
+		err = keep_sources(a, s);
 	perfspy_session__close(s);
 	return err;
 }
@@ -379,6 +414,12 @@ static void summary(const struct merge_args *a, const struct perfspy_merge_stats
 			cli_prog, pct(st->exact, py), pct(st->suffix, py),
 			pct(st->unmatched, py), (unsigned long long)py,
 			st->thread_aware ? ", matched per thread" : "");
+	if (st->name_only)
+		fprintf(stderr, "%s: merge: %llu matched samples (%.1f%%) joined on function "
+			"names only (a Python frame without a definition line: unreadable "
+			"source, lambda or comprehension)\n", cli_prog,
+			(unsigned long long)st->name_only,
+			pct(st->name_only, st->exact + st->suffix));
 	if (st->other_thread)
 		fprintf(stderr, "%s: merge: %llu samples matched other threads' py-spy stacks "
 			"(their own thread had none)\n", cli_prog,
@@ -443,6 +484,7 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 	a->mo.log_level = cli_log_level(&a->common);
 	a->mo.log_level_set = true;
 	a->mo.unmatched = f[3];
+	a->mo.sources = a->sources;
 	err = perfspy_merge(f[0], f[1], &a->mo, f[2], &st);
 	if (err) {
 		perfspy_strerror(err, msg, sizeof(msg));
@@ -481,5 +523,9 @@ out:
 	free(a.pyspy);
 	free(a.pyfiles);
 	free(a.native);
+	free(a.sources);
+	for (i = 0; i < (int)a.nr_owned; i++)
+		free(a.owned[i]);
+	free(a.owned);
 	return ret;
 }

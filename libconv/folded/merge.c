@@ -23,8 +23,9 @@
 #include <stdlib.h>
 
 #include "common/fold.h"
-#include "merge.h"
 #include "common/opts.h"
+#include "common/pyscan.h"
+#include "merge.h"
 
 /* ---- the key index ---- */
 
@@ -390,6 +391,18 @@ static int match_native(struct mg *m, const struct mg_view *v, struct mg_match *
 	return 0;
 }
 
+/* Whether one of the @len leaf-side Python frames of perf stack @v the
+ * match used has no definition line: it joined on its name alone. */
+static bool names_only(const struct mg *m, const struct mg_view *v, u32 len)
+{
+	u32 i;
+
+	for (i = v->nr_py - (len < v->nr_py ? len : v->nr_py); i < v->nr_py; i++)
+		if (!m->perf.fr[v->ids[v->py[i]]].line)
+			return true;
+	return false;
+}
+
 /* Match and write one perf stack, counting it in exactly one of exact,
  * suffix, unmatched and no_python (which native_matched is a part of). */
 static int merge_stack(struct mg *m, size_t idx)
@@ -407,6 +420,9 @@ static int merge_stack(struct mg *m, size_t idx)
 		return err;
 	if (mt.level != MG_NONE && mt.other_thread)
 		m->st.other_thread += v->count;
+	if ((mt.level == MG_EXACT || mt.level == MG_SUFFIX) &&
+	    names_only(m, v, mt.level == MG_EXACT ? v->nr_py : mt.e->len_py))
+		m->st.name_only += v->count;
 	switch (mt.level) {
 	case MG_EXACT:
 		m->st.exact += v->count;
@@ -441,6 +457,11 @@ static void mg_free(struct mg *m)
 	for (i = 0; i < m->nr_defs; i++)
 		free(m->defs[i].line);
 	free(m->defs);
+	for (i = 0; i < m->nr_srcs; i++)
+		py_tab_free(m->srcs[i].tab);
+	free(m->srcs);
+	free(m->src_files);
+	free(m->src_dirs);
 	perfspy_folder__free(m->atoms);
 	perfspy_folder__free(m->files);
 	free(m->perf.fr);
@@ -477,6 +498,7 @@ static int mg_init(struct mg *m, const struct perfspy_merge_opts *o)
 	m->log.level = log_level_pick(OPTS_GET(o, log_level, 0),
 				      OPTS_GET(o, log_level_set, false));
 	m->py_files = OPTS_GET(o, python_files, NULL);
+	m->sources = OPTS_GET(o, sources, NULL);
 	m->min_suffix = OPTS_GET(o, min_suffix, 0) ? OPTS_GET(o, min_suffix, 0) : 1;
 	m->native_join = !OPTS_GET(o, no_native_join, false);
 	m->unmatched = OPTS_GET(o, unmatched, NULL);

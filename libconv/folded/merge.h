@@ -169,6 +169,19 @@ struct mg {
 	 * carry for that name in that file. */
 	struct mg_defs *defs;
 	size_t nr_defs, cap_defs;
+	/* Sources (perfspy_merge_opts.sources), scanned per canonical file
+	 * id on first use (merge_frames.c, py-spy frames). */
+	const char *const *sources;
+	const char **src_files, **src_dirs; /* sources split, on first use */
+	size_t nr_src_files, nr_src_dirs;
+	bool src_split;
+	struct mg_src *srcs;
+	size_t nr_srcs, cap_srcs;
+};
+
+struct mg_src {
+	struct deftab *tab; /* raw table (source order), NULL: none */
+	bool tried;
 };
 
 struct mg_defs {

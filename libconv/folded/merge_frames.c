@@ -25,12 +25,24 @@
  * takes it whatever its line (as a join on the name would); with none at
  * or before its line it joins nothing. Perf frames without lines (source
  * unreadable, --nolineno) keep the (name, file) atom.
+ *
+ * Sources. That rule is blind to definitions perf never saw (a third
+ * `forward` that only sleeps, or ran before perf started): a py-spy line in
+ * one is given the perf definition above it. When the file's source is
+ * given (perfspy_merge_opts.sources), the py-spy line is resolved to the
+ * definition that encloses it, by the same scanner that gave perf its
+ * first lines (common/pyscan.c), and the frame joins that definition or
+ * nothing. The scanner's innermost definition must carry the frame's
+ * name: a lambda or comprehension (no def statement of its own) falls
+ * back to the rule above.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "common/fold.h"
+#include "common/pyscan.h"
 #include "merge.h"
 
 static int grow_frames(struct mg_side *s, u32 id)
@@ -223,6 +235,134 @@ static s32 def_of(const struct mg *m, u32 plain, s32 line)
 	return best;
 }
 
+/* ---- sources ---- */
+
+/* The sources as files and directories, each looked at once (a session
+ * lists every Python file its perf maps named: thousands for torch). */
+static int src_split(struct mg *m)
+{
+	const char *const *p;
+	struct stat st;
+	size_t n = 0;
+
+	m->src_split = true;
+	for (p = m->sources; p && *p; p++)
+		n++;
+	if (!n)
+		return 0;
+	m->src_files = malloc(n * sizeof(*m->src_files));
+	m->src_dirs = malloc(n * sizeof(*m->src_dirs));
+	if (!m->src_files || !m->src_dirs)
+		return -ENOMEM;
+	for (p = m->sources; *p; p++) {
+		if (!stat(*p, &st) && S_ISDIR(st.st_mode))
+			m->src_dirs[m->nr_src_dirs++] = *p;
+		else
+			m->src_files[m->nr_src_files++] = *p;
+	}
+	return 0;
+}
+
+/* Where file @f (@n bytes) is read: the one listed file that is @f or
+ * ends in /@f (two different ones: ambiguous, none), else DIR/@f for the
+ * first listed directory holding it, else @f when absolute. Into @buf. */
+static bool src_path(const struct mg *m, const char *f, size_t n, char *buf, size_t size)
+{
+	const char *hit = NULL;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < m->nr_src_files; i++) {
+		const char *p = m->src_files[i];
+		size_t l = strlen(p);
+
+		if (l >= n && suffix_compatible(f, n, p, l)) {
+			if (hit && strcmp(hit, p))
+				return false;
+			hit = p;
+		}
+	}
+	if (hit)
+		return snprintf(buf, size, "%s", hit) < (int)size;
+	for (i = 0; i < m->nr_src_dirs && f[0] != '/'; i++) {
+		int k = snprintf(buf, size, "%s/%.*s", m->src_dirs[i], (int)n, f);
+
+		if (k > 0 && (size_t)k < size && !stat(buf, &st) && S_ISREG(st.st_mode))
+			return true;
+	}
+	return f[0] == '/' && n < size && snprintf(buf, size, "%.*s", (int)n, f) > 0;
+}
+
+/* The raw definition table of file @fid, read and scanned on first use;
+ * NULL when no source (unreadable costs the resolution only). */
+static const struct deftab *src_tab(struct mg *m, u32 fid, int *err)
+{
+	struct mg_src *e;
+	char path[4096], *buf = NULL, *nb;
+	size_t len = 0;
+
+	if (fid >= m->nr_srcs) {
+		if (ensure_mem((void **)&m->srcs, &m->cap_srcs, sizeof(*m->srcs),
+			       (size_t)fid + 1)) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		memset(m->srcs + m->nr_srcs, 0, ((size_t)fid + 1 - m->nr_srcs) * sizeof(*m->srcs));
+		m->nr_srcs = (size_t)fid + 1;
+	}
+	e = &m->srcs[fid];
+	if (e->tried)
+		return e->tab;
+	e->tried = true;
+	if (!m->src_split && (*err = src_split(m)))
+		return NULL;
+	if (!src_path(m, fold_name(m->files, fid), fold_name_len(m->files, fid), path,
+		      sizeof(path)) || read_file_whole(path, &buf, &len))
+		return NULL;
+	nb = len <= SIZE_MAX - PY_PAD ? realloc(buf, len + PY_PAD) : NULL;
+	if (!nb) {
+		free(buf);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = py_scan_buffer(nb, len, &e->tab);
+	free(nb);
+	if (*err == -EINVAL) /* nested too deeply: the definitions before stand */
+		*err = 0;
+	if (*err) {
+		py_tab_free(e->tab);
+		e->tab = NULL;
+	}
+	pr_debug(&m->log, "merge: source of %s: %s", fold_name(m->files, fid),
+		 e->tab ? path : "not scanned");
+	return e->tab;
+}
+
+/* The first line of the innermost definition named @name (@nn bytes,
+ * last component) that encloses @line in file @fid; 0 when unknown. The
+ * innermost enclosing one is the frame's code object unless the line is a
+ * nested def's header (the outer function executing `def`), or the frame
+ * is a lambda or comprehension, which have no def of their own: then
+ * none carries the name, or an outer one of that name does. */
+static s32 src_def(struct mg *m, u32 fid, const char *name, size_t nn, s32 line, int *err)
+{
+	const struct deftab *t;
+	size_t pos = SIZE_MAX, ql;
+	const char *q;
+	int first;
+
+	if (!m->sources || line <= 0)
+		return 0;
+	t = src_tab(m, fid, err);
+	while (t && (first = py_tab_enclosing(t, line, &pos, &q))) {
+		ql = strlen(q);
+		last_component(&q, &ql);
+		if (ql == nn && !memcmp(q, name, nn))
+			return first;
+	}
+	return 0;
+}
+
 /* The atom (name, file, definition line); the plain one for @def 0. */
 static u32 def_atom(struct mg *m, u32 plain, const char *name, size_t nn, u32 fid,
 		    s32 def)
@@ -286,7 +426,16 @@ static int classify(struct mg *m, struct mg_side *s, u32 id, struct mg_frame *ou
 				return -ENOMEM;
 			out->atom = def_atom(m, out->atom, name, nn, fid, out->line);
 		} else if (s != &m->perf) {
-			s32 def = def_of(m, out->atom, out->line);
+			s32 def = def_of(m, out->atom, out->line), src;
+			int err = 0;
+
+			/* Perf frames of this name have lines: the source decides. */
+			if (def) {
+				src = src_def(m, fid, name, nn, out->line, &err);
+				if (err)
+					return err;
+				def = src ? src : def;
+			}
 
 			out->atom = def < 0 ? intern2(m, m->atoms, 'P', name, nn, "\x1e-", 2) :
 				    def_atom(m, out->atom, name, nn, fid, def);

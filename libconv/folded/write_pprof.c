@@ -11,7 +11,10 @@
  *   callee first (profile.proto, Location.line);
  * - one Function per distinct (name, file): `f (a.c:10)` and `f (a.c:12)`
  *   are two Locations of one Function, the line going to Line.line;
- *   Python frames keep their .py file as Function.filename;
+ *   Python frames keep their .py file as Function.filename, and when the
+ *   caller says their lines are first lines (perfspy_write_opts
+ *   .python_first_lines) one Function per (name, file, line) with
+ *   start_line, as two definitions may share a name in one file;
  * - native frames named after their library (`func (libc.so.6)`), kernel
  *   frames and unnamed code (`0x1f00 (lib)`) get a Mapping per library
  *   name, with the full path and build id when the caller passes the
@@ -91,6 +94,7 @@ struct pp {
 	/* Inline groups (perfspy_write_opts.frame_inlined): */
 	bool (*inlined_fn)(void *ctx, const char *frame, size_t len);
 	void *inlined_ctx;
+	bool first_lines; /* perfspy_write_opts.python_first_lines */
 	struct idmap inl_of; /* frame id -> 2 inlined, 1 not */
 	struct perfspy_folder *grpkeys; /* "id,id,..." of each group */
 	struct idmap grp_of;		/* group key id -> Location id */
@@ -116,12 +120,12 @@ struct pp {
 	size_t nr_dsos;
 };
 
-/* Function id for (@name, @file), made on first use. 0 on ENOMEM. */
+/* Function id for (@name, @file, @start), made on first use. 0 on ENOMEM. */
 static u64 function_id(struct pp *pp, const char *name, size_t nlen,
-		       const char *file, size_t flen)
+		       const char *file, size_t flen, s64 start)
 {
 	char stackbuf[512], *key = stackbuf;
-	size_t klen = nlen + 1 + flen;
+	size_t klen = nlen + 1 + flen + sizeof(start);
 	PFunction *fn;
 	u32 id;
 
@@ -131,6 +135,7 @@ static u64 function_id(struct pp *pp, const char *name, size_t nlen,
 	memcpy(key, name, nlen);
 	key[nlen] = '\n';
 	memcpy(key + nlen + 1, file, flen);
+	memcpy(key + nlen + 1 + flen, &start, sizeof(start));
 	id = fold_intern(pp->fnkeys, key, klen);
 	if (key != stackbuf)
 		free(key);
@@ -146,6 +151,7 @@ static u64 function_id(struct pp *pp, const char *name, size_t nlen,
 	fn->name = str_idx(&pp->str, name, nlen);
 	fn->system_name = fn->name;
 	fn->filename = str_idx(&pp->str, file, flen);
+	fn->start_line = start;
 	if (fn->name < 0 || fn->filename < 0)
 		return 0;
 	pp->nfns++;
@@ -247,9 +253,10 @@ static int frame_line(struct pp *pp, u32 id, u64 *fn, s64 *line, u64 *map)
 	*map = 0;
 	if (p.file && is_library(&p)) {
 		*map = mapping_id(pp, p.file, p.file_len);
-		*fn = *map ? function_id(pp, p.func, p.func_len, "", 0) : 0;
+		*fn = *map ? function_id(pp, p.func, p.func_len, "", 0, 0) : 0;
 	} else {
-		*fn = function_id(pp, p.func, p.func_len, p.file ? p.file : "", p.file_len);
+		*fn = function_id(pp, p.func, p.func_len, p.file ? p.file : "", p.file_len,
+				  pp->first_lines && p.kind == FRAME_PYTHON && p.line > 0 ? (s64)p.line : 0);
 	}
 	*line = (s64)p.line;
 	return *fn ? 0 : -ENOMEM;
@@ -763,6 +770,7 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 	if (!err)
 		err = perfspy_folder__new(&pp.grpkeys);
 	pp.inlined_fn = OPTS_GET(opts, frame_inlined, NULL);
+	pp.first_lines = OPTS_GET(opts, python_first_lines, false);
 	pp.inlined_ctx = OPTS_GET(opts, frame_inlined_ctx, NULL);
 	if (!err)
 		err = fold_sorted(f, &idx);

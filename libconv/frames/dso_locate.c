@@ -178,7 +178,9 @@ static void locate_cache(struct sym_ctx *ctx, struct sym_dso *dso)
 }
 
 /* The distribution's detached debug info, by build id (Debian's -dbg and
- * -dbgsym packages; gdb's "Separate Debug Files" build-id method). */
+ * -dbgsym packages; gdb's "Separate Debug Files" build-id method): under
+ * symfs first (another machine's root, as perf's --symfs also prefixes
+ * its debug directories), then this machine's. */
 static void locate_debug(struct sym_ctx *ctx, struct sym_dso *dso)
 {
 	char hex[2 * BUILD_ID_MAX + 1], path[PATH_MAX];
@@ -193,6 +195,14 @@ static void locate_debug(struct sym_ctx *ctx, struct sym_dso *dso)
 		bid_hex(p, (size_t)n, hex);
 	else
 		return;
+	if (ctx->symfs) {
+		len = snprintf(path, sizeof(path), "%s" SYSTEM_DEBUG_DIR "/.build-id/%.2s/%s.debug",
+			       ctx->symfs, hex, hex + 2);
+		if (len > 0 && (size_t)len < sizeof(path))
+			dso->dbg = try_elf(ctx, dso, path);
+		if (dso->dbg)
+			return;
+	}
 	len = snprintf(path, sizeof(path), SYSTEM_DEBUG_DIR "/.build-id/%.2s/%s.debug",
 		       hex, hex + 2);
 	if (len > 0 && (size_t)len < sizeof(path))

@@ -334,6 +334,18 @@ int mach_comm(struct machine *m, const struct rec_comm *c)
 	if (!t->comm)
 		return -ENOMEM;
 	t->seen = true;
+	/* A forked child runs its parent's JIT code and so uses its parent's
+	 * perf map (mach_find_jit()); after an exec it runs a new image, whose
+	 * Python (`python -I` in CPython's test suite) has a map of its own or
+	 * none. Samples are processed in time order, so those taken before the
+	 * exec were named already. */
+	if (c->exec) {
+		struct mach_proc *p = get_proc(m, (s32)c->pid);
+
+		if (!p)
+			return -ENOMEM;
+		p->exec = true;
+	}
 	/* An exec keeps the old maps until the new image's mmaps cut them:
 	 * samples taken inside execve() still return into the old image
 	 * (perf's __thread__set_comm flushes only its unwind cache too). */
@@ -445,7 +457,7 @@ bool mach_proc_has_perf_map(struct machine *m, s32 pid)
 	for (depth = 0; p && depth < 16; depth++) {
 		if (proc_jit(m, p))
 			return true;
-		if (p->ppid <= 0 || p->ppid == p->pid)
+		if (p->exec || p->ppid <= 0 || p->ppid == p->pid)
 			break;
 		p = find_proc(m, p->ppid);
 	}
@@ -483,7 +495,7 @@ const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)
 		if (!depth && m->jit_follow && jit_follow(m, p) > 0 &&
 		    (e = jit_map_find(p->jit, addr)))
 			return e;
-		if (p->ppid <= 0 || p->ppid == p->pid)
+		if (p->exec || p->ppid <= 0 || p->ppid == p->pid)
 			break;
 		p = find_proc(m, p->ppid);
 	}

@@ -18,7 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pyscan.h"
+#include "python.h"
+#include "common/pyscan.h"
 #include "common/hash.h"
 
 #define PY_MAX_SOURCE (8u << 20) /* larger sources are not scanned */
@@ -73,6 +74,8 @@ struct py_ctx {
 	struct htab frames; /* jit name -> frame text (struct smap_ent) */
 	struct htab files;  /* file name -> struct py_file */
 	size_t tab_bytes;   /* sum of py_tab_bytes() over loaded tables */
+	const char **srcs;  /* every py_file.src, in order of first sight */
+	size_t nr_srcs, cap_srcs;
 };
 
 int py_ctx_new(const struct py_opts *opts, struct py_ctx **out)
@@ -119,8 +122,14 @@ void py_ctx_free(struct py_ctx *ctx)
 	drop_tables(ctx);
 	htab_free(&ctx->frames);
 	htab_free(&ctx->files);
+	free(ctx->srcs);
 	arena_free(&ctx->arena);
 	free(ctx);
+}
+
+const char *py_ctx_source(const struct py_ctx *ctx, size_t idx)
+{
+	return ctx && idx < ctx->nr_srcs ? ctx->srcs[idx] : NULL;
 }
 
 /* Where a file name stands when its source is not here: site-packages
@@ -206,8 +215,12 @@ static int file_get(struct py_ctx *ctx, const char *path, size_t n,
 					  key[0] == '/' ? "" : "/", key) : key;
 	if (!src)
 		return -ENOMEM;
-	if (*key && !is_pseudo_file(key) && !stat(src, &st) && S_ISREG(st.st_mode))
-		f->src = src;
+	if (*key && !is_pseudo_file(key) && !stat(src, &st) && S_ISREG(st.st_mode)) {
+		if (ensure_mem((void **)&ctx->srcs, &ctx->cap_srcs, sizeof(*ctx->srcs),
+			       ctx->nr_srcs + 1))
+			return -ENOMEM;
+		f->src = ctx->srcs[ctx->nr_srcs++] = src;
+	}
 	f->shown = shown_name(ctx, key, f->src);
 	if (!f->shown)
 		return -ENOMEM;

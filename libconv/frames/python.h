@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/pyscan.h"
 #include "common/util.h"
 
 /* Rendering state and caches; one per conversion. Not thread-safe. */
@@ -92,6 +93,14 @@ void py_ctx_free(struct py_ctx *ctx);
 int py_render(struct py_ctx *ctx, const char *jit_name, const char **out);
 
 /*
+ * Source @idx of those found for the files frames named so far (in order
+ * of first sight): where it is read, owned by @ctx. NULL past the end.
+ * For perfspy_merge_opts.sources (the merge resolves py-spy lines to
+ * definitions in the same files).
+ */
+const char *py_ctx_source(const struct py_ctx *ctx, size_t idx);
+
+/*
  * Whether py-spy --native would drop this native frame as interpreter
  * internals (docs/pyspy-formats.md §1.8 item 4). True for every frame in the
  * python executable or libpython (including _PyEval_EvalFrameDefault,
@@ -115,16 +124,7 @@ bool py_is_interpreter_frame(const char *func, const char *dso_path);
  */
 bool py_is_interpreter_dso(const char *dso_path);
 
-/*
- * The source scanner behind the line numbers, exposed for tests and
- * tools: scan Python source @src (@len bytes, any newline convention, need
- * not be NUL-terminated) and call @fn once per def, async def, class and
- * `type` alias in source order with its CPython qualname and
- * co_firstlineno. @fn returns 0 to go on, anything else to stop with that
- * value. Returns 0, @fn's value, -ENOMEM, or -EINVAL when the source is
- * nested too deeply to scan (entries reported so far stand).
- */
-typedef int (*py_def_fn)(void *arg, const char *qualname, int line);
-int py_scan_source(const char *src, size_t len, py_def_fn fn, void *arg);
+/* The source scanner itself (py_scan_source()) is common/pyscan.h's: the
+ * merge reads sources too, and folded/ may not use frames/. */
 
 #endif

@@ -7,7 +7,7 @@
  * One struct sym_ctx per session. It owns every DSO it has opened, their
  * ELF/DWARF handles (libelf/libdw), sorted symbol tables and a per-DSO
  * cache of resolved addresses, so each (DSO, offset) is looked up once.
- * Binaries are located by build id first (buildid_dir, /usr/lib/debug,
+ * Binaries are located by build id first (buildid_dir, [symfs]/usr/lib/debug,
  * symfs), then by path (prefixed with symfs when given). A binary whose
  * build id differs from the recorded one is not used; this is reported
  * once per binary through the log sink.

@@ -95,7 +95,9 @@ class _MergeOpts(ctypes.Structure):
                 ("no_native_join", ctypes.c_bool),
                 ("thread_roots", ctypes.c_int), ("min_suffix", ctypes.c_uint32),
                 ("python_files", ctypes.POINTER(ctypes.c_char_p)),
-                ("unmatched", ctypes.c_void_p)]
+                ("unmatched", ctypes.c_void_p),
+                ("log_level_set", ctypes.c_bool),
+                ("sources", ctypes.POINTER(ctypes.c_char_p))]
 
 
 class _ReportOpts(ctypes.Structure):
@@ -165,6 +167,12 @@ def _load() -> Any:
         fn = getattr(lib, name)
         fn.restype = res
         fn.argtypes = args
+    # PERFSPY_0.3: absent from an older library, which then merges without
+    # the sources the perf maps name.
+    if hasattr(lib, "perfspy_session__python_source"):
+        lib.perfspy_session__python_source.restype = I
+        lib.perfspy_session__python_source.argtypes = [P, ctypes.c_uint32,
+                                                       ctypes.POINTER(S)]
     # The library writes to a stdio FILE; open_memstream(3) makes one that
     # fills memory, from the same glibc the library uses.
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
@@ -284,8 +292,10 @@ _CONVERT_KEYS = {"event", "pid", "tid", "comm", "no_kernel", "threads",
                  "buildid_dir", "perf_map_dir", "kallsyms"}
 
 
-def _fill(f: _Folder, path: PathLike, opts: Dict[str, Any], log: _Log) -> None:
-    """Add the stacks of @path (perf.data, or folded text) to @f."""
+def _fill(f: _Folder, path: PathLike, opts: Dict[str, Any], log: _Log,
+          sources: Optional[List[bytes]] = None) -> None:
+    """Add the stacks of @path (perf.data, or folded text) to @f; append
+    to @sources the Python sources the perf maps named (perf.data)."""
     unknown = set(opts) - _CONVERT_KEYS
     if unknown:
         raise TypeError("unknown option(s): %s" % ", ".join(sorted(unknown)))
@@ -326,6 +336,12 @@ def _fill(f: _Folder, path: PathLike, opts: Dict[str, Any], log: _Log) -> None:
         err = lib.perfspy_session__convert(s, ctypes.byref(co), f.h)
         if err:
             raise log.error(err, name)
+        src = ctypes.c_char_p()
+        i = 0
+        while (sources is not None and hasattr(lib, "perfspy_session__python_source")
+               and not lib.perfspy_session__python_source(s, i, ctypes.byref(src))):
+            sources.append(bytes(src.value or b""))
+            i += 1
     finally:
         lib.perfspy_session__close(s)
 
@@ -425,6 +441,7 @@ def merge(perf: PathLike, pyspy: Union[PathLike, Sequence[PathLike]], *,
           ignore_threads: bool = False, no_native_join: bool = False,
           thread_roots: Optional[str] = None, min_suffix: int = 0,
           python_files: Optional[Iterable[str]] = None,
+          sources: Optional[Iterable[PathLike]] = None,
           **options: Any) -> Iterator[Stack]:
     """``perfspy merge``: py-spy's Python lines over perf's samples.
 
@@ -433,7 +450,10 @@ def merge(perf: PathLike, pyspy: Union[PathLike, Sequence[PathLike]], *,
     speedscope) or a list of them. Returns ``(frames, count)`` like
     :func:`read`; the counts add up to perf's total. ``thread_roots`` is
     "keep", "like-pyspy" or "drop"; ``python_files`` fnmatch patterns of
-    files that hold Python code without a .py suffix.
+    files that hold Python code without a .py suffix. ``sources``: Python
+    source files or directories py-spy's file names are found under (as
+    ``--source``); the sources perf.data's perf maps name are added. A
+    py-spy line is joined on the definition enclosing it in its source.
 
     As the CLI does, perf.data is converted with thread roots (so that the
     merge matches per thread) and ``thread_roots`` defaults to
@@ -457,7 +477,9 @@ def merge(perf: PathLike, pyspy: Union[PathLike, Sequence[PathLike]], *,
                                                  ctypes.byref(ro), None)
             if err:
                 raise log.error(err, _name(c))
-        _fill(pf, perf, options, log)
+        srcs: List[bytes] = [os.fsencode(p) for p in (sources or [])]
+        _fill(pf, perf, options, log, srcs)
+        sarr = (ctypes.c_char_p * (len(srcs) + 1))(*srcs, None)
         pats = [_b(p) for p in (python_files or [])]
         arr = (ctypes.c_char_p * (len(pats) + 1))(*pats, None)
         mo = _opts(_MergeOpts, log_fn=log.fn, log_level=_LOG_WARN,
@@ -466,7 +488,9 @@ def merge(perf: PathLike, pyspy: Union[PathLike, Sequence[PathLike]], *,
                    thread_roots=_ROOTS[thread_roots],
                    min_suffix=int(min_suffix),
                    python_files=ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
-                   if pats else None)
+                   if pats else None, log_level_set=True,
+                   sources=ctypes.cast(sarr, ctypes.POINTER(ctypes.c_char_p))
+                   if srcs else None)
         err = lib.perfspy_merge(pf.h, yf.h, ctypes.byref(mo), out.h, None)
         if err:
             raise log.error(err)

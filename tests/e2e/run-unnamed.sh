@@ -15,6 +15,12 @@
 #              the debug file and the inlined mix() under spin_a;
 #   wrong/     like linked/, but the debug file is another build's: not
 #              used (no names from it).
+#   buildid/   one recording with the unstripped library (the reference),
+#              converted again after the library there is stripped (no debug
+#              link) and its debug file (objcopy --only-keep-debug) put at
+#              SYMFS/usr/lib/debug/.build-id/xx/rest.debug: --symfs SYMFS must
+#              give the reference's bytes (file:line, inlined mix()); without
+#              it, no line of unnamed_lib.c (the control).
 # Also: --nolineno drops native frames' lines.
 . "$(dirname "$0")/lib.sh"
 
@@ -26,7 +32,7 @@ scratch
 cc=${CC:-cc}
 flags=(-O2 -g -fno-omit-frame-pointer -Wall)
 lib=$SCRATCH/full/libunnamed.so
-mkdir -p "$SCRATCH/full" "$SCRATCH/stripped" "$SCRATCH/linked" "$SCRATCH/wrong" ||
+mkdir -p "$SCRATCH/full" "$SCRATCH/stripped" "$SCRATCH/linked" "$SCRATCH/wrong" "$SCRATCH/buildid" ||
 	die "mkdir"
 (cd "$E2E_SRC" && $cc "${flags[@]}" -shared -fPIC -o "$lib" unnamed_lib.c) ||
 	die "cannot compile unnamed_lib.c"
@@ -137,5 +143,29 @@ if grep -q 'spin_a\|unnamed_lib\.c' "$SCRATCH/wrong-1.txt"; then
 	fail "debug link to another build: names taken from it"
 else
 	pass "debug link to another build: not used"
+fi
+
+# Separate debug file by build id (the -dbgsym layout), under --symfs.
+bid=$(readelf -n "$lib" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ "${#bid}" -gt 2 ] || die "no build id in $lib"
+cp "$lib" "$SCRATCH/buildid/" || die "cp"
+run buildid 1
+objcopy --strip-debug --strip-unneeded "$lib" "$SCRATCH/buildid/libunnamed.so" || die "objcopy"
+if "$PERFSPY" convert -q -i "$SCRATCH/buildid-1.data" | grep -q 'unnamed_lib\.c'; then
+	die "the stripped library still has lines (strip failed?)"
+fi
+dbg=$SCRATCH/symfs/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+mkdir -p "${dbg%/*}" && objcopy --only-keep-debug "$lib" "$dbg" || die "objcopy --only-keep-debug"
+"$PERFSPY" convert -q -i "$SCRATCH/buildid-1.data" --symfs "$SCRATCH/symfs" >"$SCRATCH/bid-symfs.txt" ||
+	die "perfspy convert --symfs failed"
+if grep -q 'spin_a (unnamed_lib\.c:[0-9]*);mix (unnamed_lib\.c:[0-9]*)' "$SCRATCH/buildid-1.txt"; then
+	pass "build-id debug file: the reference (unstripped) has spin_a;mix with lines"
+else
+	fail "build-id debug file: the reference has no spin_a (unnamed_lib.c:N);mix (unnamed_lib.c:N)"
+fi
+if cmp -s "$SCRATCH/buildid-1.txt" "$SCRATCH/bid-symfs.txt"; then
+	pass "build-id debug file: $(grep -o '[^;]*(unnamed_lib\.c:[0-9]*)' "$SCRATCH/bid-symfs.txt" | sort -u | wc -l) frames with lines, same bytes as the unstripped library"
+else
+	fail "build-id debug file: output differs from the unstripped library's: $(diff "$SCRATCH/buildid-1.txt" "$SCRATCH/bid-symfs.txt" | grep -o '[^;]*unnamed[^;]*' | sort -u | head -4 | tr '\n' '|')"
 fi
 finish

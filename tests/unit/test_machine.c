@@ -506,6 +506,19 @@ static void test_jit_lineage(void)
 	T(e == NULL);
 	e = mach_find_jit(&m, 200, 0x7f0000002000ULL);
 	T(e && !strcmp(e->name, "py::child:/a.py"));
+	/* A child that exec'd runs a new image: its parent's map is not its
+	 * own (python -I started by CPython's test suite writes none). */
+	T_EQ_INT(do_fork(&m, 400, 100, 400, 100), 0);
+	T(mach_proc_has_perf_map(&m, 400));
+	T(mach_find_jit(&m, 400, 0x7f0000001005ULL) != NULL);
+	{
+		struct rec_comm c = { .pid = 400, .tid = 400, .comm = "python3.12", .exec = true };
+
+		T_EQ_INT(mach_comm(&m, &c), 0);
+	}
+	T(!mach_proc_has_perf_map(&m, 400));
+	T(mach_find_jit(&m, 400, 0x7f0000001005ULL) == NULL);
+	T(mach_proc_has_perf_map(&m, 300)); /* no exec: still its grandparent's */
 	mach_free(&m);
 	sym_ctx_free(sym);
 }

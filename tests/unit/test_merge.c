@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/fold.h"
 #include "folded/merge.h"
@@ -278,6 +279,83 @@ static void test_defs(void)
 	       "main (m.py:50);forward (m.py:12);libx.so+0x1d2f0 (libx.so) 2\n");
 }
 
+/* Sources (perfspy_merge_opts.sources): a py-spy line in a definition perf
+ * never saw (Conv.forward) joins nothing, where the perf definitions alone
+ * would give it to the one above (Attention.forward, or the only one). */
+static void test_sources(void)
+{
+	PERFSPY_OPTS(perfspy_merge_stats, st);
+	PERFSPY_OPTS(perfspy_merge_opts, o);
+	char dir[] = "/tmp/perfspy-merge-XXXXXX", path[64];
+	const char *srcs[3] = { dir, NULL, NULL };
+	static const char perf[] = "main (mm.py:11);forward (mm.py:2);lin (k.c:1) 6\n"
+				   "main (mm.py:11);forward (mm.py:6);attn (k.c:2) 4\n";
+	static const char py[] = "main (mm.py:13) 1\nmain (mm.py:13);forward (mm.py:4) 3\n"
+				 "main (mm.py:13);forward (mm.py:7) 1\n"
+				 "main (mm.py:13);forward (mm.py:10) 4\n";
+	FILE *f;
+	char *out;
+
+	T(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/mm.py", dir);
+	f = fopen(path, "w");
+	T(f != NULL);
+	fputs("class Linear:\n"		/* 1 */
+	      "    @staticmethod\n"	/* 2 */
+	      "    def forward(h):\n"	/* 3 */
+	      "        return lin(h)\n"	/* 4 */
+	      "class Attention:\n"		/* 5 */
+	      "    def forward(self, h):\n"	/* 6 */
+	      "        return attn(h)\n"	/* 7 */
+	      "class Conv:\n"			/* 8 */
+	      "    def forward(self, h):\n"	/* 9 */
+	      "        def inner(): sleep(1)\n" /* 10: forward is on a def line */
+	      "def main():\n"			/* 11 */
+	      "    def helper(): pass\n"	/* 12 */
+	      "    run()\n", f);		/* 13 */
+	fclose(f);
+	/* The perf definitions alone: Conv's line 10 goes to Attention's. */
+	out = merge_o(perf, py, NULL, &st);
+	T(strstr(out, "forward (mm.py:10);attn (k.c:2)") != NULL);
+	T_EQ_INT(st.name_only, 0);
+	free(out);
+	/* With the source, by directory and by file: never. */
+	o.sources = srcs;
+	for (int i = 0; i < 2; i++) {
+		out = merge_o(perf, py, &o, &st);
+		T_EQ_STR(out, "main (mm.py:13);forward (mm.py:4);lin (k.c:1) 6\n"
+			      "main (mm.py:13);forward (mm.py:7);attn (k.c:2) 4\n");
+		T_EQ_INT(st.exact, 10);
+		free(out);
+		srcs[0] = "/nonexistent";
+		srcs[1] = path;
+	}
+	/* main executing the `def helper` line: helper's extent holds it, but
+	 * the frame is main's (named so): the enclosing main. */
+	out = merge_o("main (mm.py:11);x (k.c:9) 5\n", "main (mm.py:12) 1\n", &o, &st);
+	T_EQ_STR(out, "main (mm.py:12);x (k.c:9) 5\n");
+	free(out);
+	/* One perf definition (Attention's): Linear's py-spy lines joined it
+	 * whatever their line; with the source they do not. */
+	out = merge_o("main (mm.py:11);forward (mm.py:6);attn (k.c:2) 4\n", py, NULL, &st);
+	T(strstr(out, "forward (mm.py:4);attn (k.c:2)") != NULL);
+	free(out);
+	out = merge_o("main (mm.py:11);forward (mm.py:6);attn (k.c:2) 4\n", py, &o, &st);
+	T_EQ_STR(out, "main (mm.py:13);forward (mm.py:7);attn (k.c:2) 4\n");
+	free(out);
+	/* Perf frames without lines (their source was unreadable): joined on
+	 * names only, and counted. */
+	out = merge_o("run (nn.py);forward (nn.py);attn (k.c:2) 4\n"
+		      "main (mm.py:11);forward (mm.py:6);x (k.c:3) 2\n",
+		      "run (nn.py:5);forward (nn.py:7) 1\nmain (mm.py:13);forward (mm.py:7) 1\n",
+		      &o, &st);
+	T_EQ_INT(st.exact, 6);
+	T_EQ_INT(st.name_only, 4);
+	free(out);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Thread-aware when both sides carry decimal thread ids (§1.5). */
 static void test_threads(void)
 {
@@ -454,6 +532,7 @@ int main(void)
 	test_names();
 	test_files();
 	test_defs();
+	test_sources();
 	test_threads();
 	test_native_join();
 	test_refine();

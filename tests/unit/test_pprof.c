@@ -237,6 +237,55 @@ static void test_tables(void)
 	perfspy_folder__free(f);
 }
 
+/* python_first_lines (a session's frames): one Function per Python
+ * definition with its start_line, so two `forward`s of one file stay
+ * apart; without it one Function per (name, file), no start_line. */
+static void test_start_line(void)
+{
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF);
+	struct perfspy_folder *f;
+	const Perftools__Profiles__Function *fn;
+	int64_t sum, n, line;
+	const char *map;
+	char *buf;
+	size_t len, i;
+	PProfile *p;
+	FILE *mf;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	add(f, "main (m.py:1);forward (m.py:10);lin (k.c:3)", 2);
+	add(f, "main (m.py:1);forward (m.py:30)", 1);
+	for (int first = 0; first < 2; first++) {
+		o.python_first_lines = first;
+		buf = NULL;
+		mf = open_memstream(&buf, &len);
+		T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+		fclose(mf);
+		p = decode(buf, len);
+		for (i = 0, n = 0, sum = 0; p && i < p->n_function; i++) {
+			if (strcmp(s_at(p, p->function[i]->name), "forward"))
+				continue;
+			n++;
+			sum += p->function[i]->start_line;
+		}
+		T_EQ_INT(n, first ? 2 : 1);
+		T_EQ_INT(sum, first ? 40 : 0);
+		/* Native frames never get one; main's is its line. */
+		for (i = 0; p && i < p->n_sample; i++) {
+			fn = fn_of(p, p->sample[i]->location_id[0], &line, &map);
+			if (fn && !strcmp(s_at(p, fn->name), "lin"))
+				T_EQ_INT(fn->start_line, 0);
+			fn = fn_of(p, p->sample[i]->location_id[p->sample[i]->n_location_id - 1],
+				   &line, &map);
+			T(fn && fn->start_line == (first ? 1 : 0));
+		}
+		if (p)
+			perftools__profiles__profile__free_unpacked(p, NULL);
+		free(buf);
+	}
+	perfspy_folder__free(f);
+}
+
 /* A profile built by hand, unzipped: references that lead nowhere. */
 static void test_hostile(void)
 {
@@ -422,6 +471,7 @@ int main(void)
 	test_round_trip();
 	test_deterministic();
 	test_tables();
+	test_start_line();
 	test_hostile();
 	test_dsos();
 	test_inlined();

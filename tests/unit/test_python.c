@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/pyscan.h"
 #include "frames/python.h"
 #include "test.h"
 
@@ -410,6 +411,61 @@ static void test_scan_edges(void)
 	free(deep);
 }
 
+/* Extents (common/pyscan.h py_tab_enclosing()): the innermost definition
+ * holding a line, decorators included, up to the line before the next
+ * statement indented no deeper; module level is 0. */
+static void test_scan_enclosing(void)
+{
+	static const char src[] =
+		"import x\n"			/* 1 */
+		"class Linear:\n"		/* 2 */
+		"    @staticmethod\n"		/* 3 */
+		"    def forward(h):\n"	/* 4 */
+		"        def inner():\n"	/* 5 */
+		"            return (1,\n"	/* 6 */
+		"2)\n"				/* 7: inside brackets */
+		"\n"				/* 8 */
+		"# a comment at column 0\n"	/* 9 */
+		"        return inner()\n"	/* 10 */
+		"    x = 1\n"			/* 11 */
+		"y = 2\n"			/* 12 */
+		"def last():\n"			/* 13 */
+		"    pass";			/* 14: no final newline */
+	static const struct { int line, first; const char *q; } want[] = {
+		{ 1, 0, NULL }, { 2, 2, "Linear" }, { 3, 3, "Linear.forward" },
+		{ 4, 3, "Linear.forward" }, { 6, 5, "Linear.forward.<locals>.inner" },
+		{ 7, 5, "Linear.forward.<locals>.inner" },
+		{ 9, 5, "Linear.forward.<locals>.inner" }, { 10, 3, "Linear.forward" },
+		{ 11, 2, "Linear" }, { 12, 0, NULL }, { 14, 13, "last" }, { 99, 13, "last" },
+	};
+	struct deftab *t = NULL;
+	char *buf = malloc(sizeof(src) + PY_PAD);
+	const char *q;
+	size_t i, pos;
+
+	T(buf != NULL);
+	memcpy(buf, src, sizeof(src));
+	T_EQ_INT(py_scan_buffer(buf, sizeof(src) - 1, &t), 0);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		q = NULL;
+		pos = SIZE_MAX;
+		T_EQ_INT(py_tab_enclosing(t, want[i].line, &pos, &q), want[i].first);
+		if (want[i].q)
+			T_EQ_STR(q, want[i].q);
+	}
+	/* Outward, one per call: inner, Linear.forward, Linear, then none. */
+	pos = SIZE_MAX;
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 5);
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 3);
+	T_EQ_STR(q, "Linear.forward");
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 2);
+	T_EQ_STR(q, "Linear");
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 0);
+	T_EQ_INT(py_tab_enclosing(t, 6, &pos, &q), 0);
+	py_tab_free(t);
+	free(buf);
+}
+
 /* ---- interpreter frames ---- */
 
 static void test_interpreter(void)
@@ -484,6 +540,7 @@ int main(void)
 	test_opts();
 	test_big_source();
 	test_scan_edges();
+	test_scan_enclosing();
 	test_interpreter();
 	TEST_MAIN_END();
 }

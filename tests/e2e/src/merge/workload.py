@@ -23,10 +23,14 @@ known line (the `# @NAME` markers; run-merge.sh finds them with grep):
   w-d1    disp_worker(1) -> dispatch, line @D1 -> delta
   w-fwd   fwd_worker -> Linear.forward -> lin_k   (line @LIN)
           fwd_worker -> Attention.forward -> attn_k  (line @ATTN)
+          fwd_worker -> Conv.forward, asleep at @CONV: py-spy (--idle)
+          sees it, perf (CPU time) hardly ever
 w-d0 and w-d1 have one Python skeleton and differ only in the line, so
 only a thread-aware merge can put each thread's delta under its own line.
 Linear.forward and Attention.forward share co_name and file: only a join
-on the definition keeps lin_k under @LIN and attn_k under @ATTN.
+on the definition keeps lin_k under @LIN and attn_k under @ATTN, and only
+the definition enclosing @CONV in the source (Conv.forward, which a perf
+side without its samples does not know) keeps attn_k from Conv's line.
 OS thread names are set (prctl) so that perf records them.
 """
 import sys
@@ -183,13 +187,20 @@ class Attention:
         return lib.attn_k(h, ITERS)  # @ATTN
 
 
+class Conv:
+    def forward(self, h):  # @DEF_CONV
+        time.sleep(0.002)  # @CONV
+        return h
+
+
 def fwd_worker(deadline):
     set_os_name("w-fwd")
     h = 0
-    lin, attn = Linear(), Attention()
+    lin, attn, conv = Linear(), Attention(), Conv()
     while time.monotonic() < deadline:
         h ^= lin.forward(h)
         h ^= attn.forward(h)
+        h ^= conv.forward(h)
     return h
 
 

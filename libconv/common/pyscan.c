@@ -2,8 +2,9 @@
 /*
  * The Python source scanner behind first-line numbers: finds every def,
  * async def, class and `type` alias in a source file with its CPython
- * qualname and co_firstlineno (py_scan_source() in python.h, and the
- * definition tables python.c looks frame names up in, pyscan.h).
+ * qualname, co_firstlineno and extent (py_scan_source(), and the
+ * definition tables frames/python.c looks frame names up in and
+ * folded/merge_frames.c looks lines up in, pyscan.h).
  *
  * Invariants: the input is untrusted (whatever file a perf map names):
  * every read stays inside the buffer plus its PY_PAD NUL bytes, string and
@@ -13,9 +14,11 @@
  * py_scan_source()'s padded copy of its input; errors are -ENOMEM/-EINVAL.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "pyscan.h"
+#include "util.h"
 
 #define PY_MAX_NEST 64 /* nested strings / f-string fields */
 
@@ -24,6 +27,7 @@
 struct pydef {
 	size_t off; /* qualname at tab->str + off, NUL-terminated */
 	int line;   /* 0 after finalising: defined more than once */
+	int end;    /* last line of its extent (INT_MAX: to the end) */
 };
 
 struct deftab {
@@ -93,6 +97,26 @@ int py_tab_lookup(const struct deftab *t, const char *q, size_t n)
 	return 0;
 }
 
+/* Source order: a nested definition comes after its parent, and a
+ * sibling closed before @line cannot hold it, so walking back from the end
+ * meets the definitions holding @line innermost first. */
+int py_tab_enclosing(const struct deftab *t, int line, size_t *pos, const char **qualname)
+{
+	size_t i = *pos == SIZE_MAX ? t->n : *pos;
+
+	while (i-- > 0) {
+		const struct pydef *d = &t->defs[i];
+
+		if (d->line && d->line <= line && line <= d->end) {
+			*pos = i;
+			*qualname = t->str + d->off;
+			return d->line;
+		}
+	}
+	*pos = 0;
+	return 0;
+}
+
 /* ---- the source scanner ----
  *
  * Not a Python parser: it finds logical-line starts (outside brackets,
@@ -111,6 +135,7 @@ struct scope {
 	int indent;
 	bool func;    /* def (its children get .<locals>) or class */
 	size_t qoff;  /* its qualname in tab->str */
+	size_t def;   /* its entry in tab->defs (for the extent) */
 	size_t nglob; /* globals[] size when it opened */
 };
 
@@ -284,7 +309,9 @@ static int tab_add(struct scanner *s, const char *name, size_t n, int line,
 	memcpy(t->str + t->slen, name, n);
 	t->slen += n;
 	t->str[t->slen++] = '\0';
-	t->defs[t->n++] = (struct pydef){ .off = *qoff, .line = line };
+	/* The extent of a scope is set when it closes (scan()); a `type`
+	 * alias is one statement. */
+	t->defs[t->n++] = (struct pydef){ .off = *qoff, .line = line, .end = line };
 	return 0;
 }
 
@@ -299,8 +326,10 @@ static int open_scope(struct scanner *s, int col, int line, bool func)
 	if (tab_add(s, name, n, line, &qoff) ||
 	    ensure_mem((void **)&s->sc, &s->capsc, sizeof(*s->sc), s->nsc + 1))
 		return -ENOMEM;
+	s->tab->defs[s->tab->n - 1].end = INT_MAX; /* until it closes */
 	s->sc[s->nsc++] = (struct scope){ .indent = col, .func = func,
-					  .qoff = qoff, .nglob = s->ngl };
+					  .qoff = qoff, .def = s->tab->n - 1,
+					  .nglob = s->ngl };
 	return 0;
 }
 
@@ -429,8 +458,14 @@ static int scan(struct scanner *s)
 			s->p += s->p < s->end;
 			continue;
 		}
-		while (s->nsc && s->sc[s->nsc - 1].indent >= col)
-			s->ngl = s->sc[--s->nsc].nglob;
+		/* This logical line closes the scopes indented as deep or
+		 * deeper: they end on the line before it (comments and blank
+		 * lines between belong to them, harmlessly). */
+		while (s->nsc && s->sc[s->nsc - 1].indent >= col) {
+			s->nsc--;
+			s->ngl = s->sc[s->nsc].nglob;
+			s->tab->defs[s->sc[s->nsc].def].end = s->line - 1;
+		}
 		err = stmt_head(s, col, true);
 		if (!err)
 			err = skip_code(s, 0, false);
