@@ -87,6 +87,7 @@ struct perfspy_session {
 	struct timespec last_progress;
 	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
 	bool kern_release_set;     /* pipe mode: OS release given to sym */
+	bool arch_set;             /* the unwinder has the recording's arch */
 	u64 nr_kernel_samples;     /* samples in or through the kernel */
 };
 
@@ -686,6 +687,13 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		if (err)
 			return err;
 		s->kern_release_set = true;
+	}
+	/* The recording's architecture (HEADER_ARCH; a stream's arrives
+	 * before its samples) picks the unwinder's registers, whatever
+	 * machine converts it; without one, the host's (docs/arm64.md §1). */
+	if (!s->arch_set) {
+		unw_ctx_set_arch(s->unw, arch_by_name(s->rd.arch));
+		s->arch_set = true;
 	}
 	if (rec_parse_sample(ev, h, &smp)) {
 		s->stats.bad_records++;
