@@ -27,7 +27,7 @@ static const struct arch x86_64 = {
 	.regs_user = 0xff0fffULL,
 };
 
-/* perf bits X0..X28 0-28, X29 29, LR 30, SP 31, PC 32 (VG 33 on SVE,
+/* perf bits X0..X28 0-28, X29 29, LR 30, SP 31, PC 32 (VG 46 on SVE,
  * never read): the DWARF numbers of x0-x30 and sp are the same, the pc
  * has no DWARF number and lives in slot 32. Callee-saved: x19-x29
  * (AAPCS64, section 6.1.1); x30 is the return address column. Return addresses

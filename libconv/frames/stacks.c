@@ -367,9 +367,10 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
  * aarch64 frame-pointer samples: the leaf's caller is in LR until the
  * leaf's prologue saves it, and the kernel's frame-record walk starts at
  * x29, the caller's record, so that caller is missing. perf script adds
- * it from the sampled LR when the leaf's CFI says so and it is not the
- * next entry already (tools/perf/util/machine.c with
- * arm64-frame-pointer-unwind-support.c); so do we (docs/arm64.md §2.3).
+ * it from the sampled LR when its unwind of the leaf from pc and LR alone
+ * gives LR and it is not the next entry already (tools/perf/util/
+ * machine.c with arm64-frame-pointer-unwind-support.c); so do we
+ * (unw_leaf_caller, docs/arm64.md §2.3).
  * Entry @i is the user leaf.
  */
 static int push_lr_caller(struct stk_ctx *c, const struct rec_sample *smp, u64 i,

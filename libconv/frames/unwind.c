@@ -795,15 +795,30 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 	return (int)n;
 }
 
+/* Whether @fr's CFA is register @reg plus an offset. */
+static bool cfa_on(Dwarf_Frame *fr, unsigned reg)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (dwarf_frame_cfa(fr, &ops, &nops) || nops != 1)
+		return false;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+		return (unsigned)(ops[0].atom - DW_OP_breg0) == reg;
+	return ops[0].atom == DW_OP_bregx && ops[0].number == reg;
+}
+
 int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 		    const struct unw_code *leaf, u64 *caller)
 {
 	const struct arch *a = u->arch;
 	Dwarf_Op ops_mem[3], *ops;
 	const struct rule *rule;
+	Dwarf_CFI *eh, *dbg;
 	Dwarf_Frame *fr;
 	struct regs r;
 	size_t nops;
+	u64 vaddr;
 	int err, ra;
 
 	if (a->lr == ARCH_NOREG || !s->regs_abi || !s->regs ||
@@ -812,14 +827,26 @@ int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask
 	load_regs(a, s, regs_mask, &r);
 	if (!reg_get(&r, a->lr, caller))
 		return 0;
+	/* A DSO whose file is not found: perf has no module to unwind. */
+	err = sym_dso_unwind_info(u->sym, leaf->dso, leaf->file_off, &vaddr, &eh, &dbg);
+	if (err)
+		return err == -ENOMEM ? err : 0;
 	err = frame_for(u, leaf->dso, leaf->file_off, &fr, &rule);
-	if (err < 0 || !fr)
-		return err < 0 ? err : 0;
-	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
-	/* same_value (no operations, not undefined): not saved yet. */
-	if (ra != a->lr || dwarf_frame_register(fr, ra, ops_mem, &ops, &nops) ||
-	    nops || ops)
-		return 0;
+	if (err < 0)
+		return err;
+	/* perf unwinds the leaf with libdw from pc, LR and SP = 0 only.
+	 * No CFI for the pc, or a CFA on a register it lacks (x29 in
+	 * glibc's big functions): libdw's aarch64 fallback (elfutils
+	 * backends/aarch64_unwind.c) takes LR as the return address, so perf
+	 * adds it. A CFA on SP: LR only when the return address is still in
+	 * it (same_value: no operations, not undefined); saved on the stack,
+	 * it cannot be read without a stack dump and perf adds nothing. */
+	if (fr && cfa_on(fr, a->sp)) {
+		ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+		if (ra != a->lr || dwarf_frame_register(fr, ra, ops_mem, &ops, &nops) ||
+		    nops || ops)
+			return 0;
+	}
 	*caller &= a->addr_mask;
 	return *caller ? 1 : 0;
 }

@@ -74,11 +74,12 @@ const struct arch *unw_ctx_arch(const struct unw_ctx *u);
 /*
  * The leaf's caller from the link register, for frame-pointer samples on
  * an architecture that has one (aarch64 `perf record -g` samples LR):
- * 1 with *@caller = LR when the CFI row at the leaf (@leaf, the sample's
- * user pc) says the return address is still in the link register (its
- * prologue has not saved it yet, or never does); 0 when it is saved, no
- * CFI covers the pc or the sample has no LR; -ENOMEM. The rule of perf
- * script (docs/arm64.md §2.3).
+ * 1 with *@caller = LR when perf script's unwind of the leaf (@leaf, the
+ * sample's user pc) from pc and LR alone gives LR: the CFI row says the
+ * return address is still in the link register, or no CFI covers the pc,
+ * or its CFA is on a register perf does not have (docs/arm64.md §2.3);
+ * 0 when the return address is saved on the stack, the DSO's file is
+ * missing or the sample has no LR; -ENOMEM.
  */
 int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 		    const struct unw_code *leaf, u64 *caller);

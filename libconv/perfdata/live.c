@@ -373,7 +373,7 @@ u64 live_regs_user_mask(const char *machine)
 	/* x86-64: what `perf evlist -v` shows perf 6.1 asking for. */
 	if (!strcmp(machine, "x86_64"))
 		return 0xff0fffULL;
-	/* aarch64: PERF_REG_ARM64_X0..PC (bits 0-32); never VG (33). */
+	/* aarch64: PERF_REG_ARM64_X0..PC (bits 0-32); never VG (46). */
 	if (!strcmp(machine, "aarch64") || !strcmp(machine, "arm64"))
 		return (1ULL << 33) - 1;
 	return 0;

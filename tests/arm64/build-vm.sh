@@ -110,9 +110,13 @@ rec() {	# rec NAME MODE CMD...: perf record into /out/NAME-MODE.data
 	perf record -e $ev -F "${FREQ:-199}" $cg -o "/out/$n-$m.data" -- "$@" \
 		>"/out/$n-$m.log" 2>&1
 	log "perf record $n $m: $? $(tail -1 "/out/$n-$m.log")"
-	perf script -F comm,tid,time,ip,sym,dso -i "/out/$n-$m.data" >"/out/$n-$m.script" 2>/dev/null
+	# --no-inline: the symfs copies lose their debug info (and perf 6.1
+	# died on the first unstripped frame without it)
+	perf script --no-inline -F comm,tid,time,ip,sym,dso -i "/out/$n-$m.data" \
+		>"/out/$n-$m.script" 2>"/out/$n-$m.script.err"
+	log "perf script: $? $(grep -c '^[^[:space:]]' "/out/$n-$m.script") samples" \
+		"$(tail -1 "/out/$n-$m.script.err")"
 	perf buildid-list --with-hits -i "/out/$n-$m.data" 2>/dev/null >>/out/buildids
-	log "$(grep -c '^[a-z]' "/out/$n-$m.script") samples"
 }
 REGS=x0,x1,x2,x3,x4,x5,x6,x7,x8,x9,x10,x11,x12,x13,x14,x15,x16,x17,x18,x19,x20,x21,x22,x23,x24,x25,x26,x27,x28,x29,lr,sp,pc
 uname -a >/out/uname
@@ -120,16 +124,21 @@ cat /proc/cpuinfo >/out/cpuinfo
 perf --version >/out/perf-version
 FREQ=199 rec chain fp ./chain 2
 FREQ=199 rec cxx fp ./cxx 2
-FREQ=49 rec chain dwarf ./chain 2
-FREQ=49 rec cxx dwarf ./cxx 2
+FREQ=49 rec chain dwarf ./chain 4
+FREQ=49 rec cxx dwarf ./cxx 4
 FREQ=49 rec python dwarf python3.11 workload.py /e2e/libwork.so 2 nofork
 FREQ=49 rec chain vg ./chain 1
 for f in /out/*.data; do perf evlist -v -i "$f" >"${f%.data}.evlist" 2>&1; done
 # the files the samples touched, for --symfs
-awk '{print $2}' /out/buildids | sort -u | grep '^/' >/out/dsos
+$bb awk '{print $2}' /out/buildids | sort -u | grep '^/' | grep -v '^/proc/' >/out/dsos
+cat /out/dsos
+# perf's build-id cache entry of the [vdso] image (perf keeps no file of it)
+for d in /root/.debug/.build-id/*/*; do
+	[ -e "$d/vdso" ] && echo "${d#/}/vdso"
+done >/out/vdso
 cd /
 # shellcheck disable=SC2046 # one word per path
-tar czhf /tmp/out.tgz out $(sed 's,^/,,' /out/dsos) 2>/dev/null
+tar czhf /tmp/out.tgz out $(sed 's,^/,,' /out/dsos) $(cat /out/vdso) 2>/dev/null
 echo "@@@ARM64-BEGIN@@@"
 base64 /tmp/out.tgz
 echo "@@@ARM64-END@@@"
@@ -180,6 +189,11 @@ while read -r f; do
 	mkdir -p "$S/symfs/$(dirname "$f")"
 	${CROSS}strip --strip-debug -o "$S/symfs/$f" "$R/$f" 2>/dev/null || cp "$R/$f" "$S/symfs/$f"
 done <"$R/out/dsos"
+# the [vdso] image for --buildid-dir
+while read -r f; do
+	mkdir -p "$S/buildid/$(dirname "${f#root/.debug/}")"
+	cp "$R/$f" "$S/buildid/${f#root/.debug/}"
+done <"$R/out/vdso"
 mkdir -p "$OUT"
 tar cf - -C "$S" --sort=name --owner=0 --group=0 --mtime=@0 . | xz -9e >"$OUT/arm64.tar.xz"
 ls -l "$OUT/arm64.tar.xz"

@@ -25,7 +25,7 @@
 #include <elf.h>
 
 /* arch/arm64/include/uapi/asm/perf_regs.h */
-enum { PR_X0 = 0, PR_X29 = 29, PR_LR = 30, PR_SP = 31, PR_PC = 32, PR_VG = 33 };
+enum { PR_X0 = 0, PR_X29 = 29, PR_LR = 30, PR_SP = 31, PR_PC = 32, PR_VG = 46 };
 
 /* Python/asm_trampoline.S, assembled (aarch64-linux-gnu-as, objdump -d). */
 #define I_PACIASP 0xd503233fu /* hint #25 */
@@ -315,7 +315,7 @@ int main(void)
 	test_tables();
 	test_trampoline(tramp20, ARRAY_SIZE(tramp20), ALL_REGS, "20 bytes");
 	test_trampoline(tramp28, ARRAY_SIZE(tramp28), ALL_REGS, "28 bytes");
-	/* SVE CPUs: VG (bit 33) follows PC in the sampled values */
+	/* SVE CPUs: VG (bit 46) follows PC in the sampled values (perf 6.1: 0x4001ffffffff) */
 	test_trampoline(tramp20, ARRAY_SIZE(tramp20), ALL_REGS | 1ULL << PR_VG,
 			"20 bytes, VG");
 	test_trampoline(tramp28, ARRAY_SIZE(tramp28), ALL_REGS | 1ULL << PR_VG,
