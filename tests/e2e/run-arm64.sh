@@ -43,6 +43,22 @@ check chain-dwarf 99
 check cxx-dwarf 99
 check chain-vg 99
 
+# Without HEADER_ARCH (its string blanked: perf writes it padded to 64
+# bytes) the architecture comes from the ELF machine of the first user
+# sample's binary (docs/arm64.md §1).
+"$PY" - "$SCRATCH/chain-dwarf.data" "$SCRATCH/noarch-dwarf.data" <<'EOF' ||
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(struct.pack("<I", 64) + b"aarch64\0")
+if i < 0:
+    sys.exit("no HEADER_ARCH string")
+d[i + 4:i + 11] = bytes(7)
+open(sys.argv[2], "wb").write(d)
+EOF
+	fail "cannot blank HEADER_ARCH"
+cp "$SCRATCH/chain-dwarf.script" "$SCRATCH/noarch-dwarf.script"
+check noarch-dwarf 99
+
 # The CPython 3.11 workload (no trampolines): libpython and ctypes native
 # unwinding only; perf's names for a stripped libpython can differ more.
 check python-dwarf 90
