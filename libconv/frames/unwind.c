@@ -691,6 +691,23 @@ static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask
 	}
 }
 
+/* The return address still in the link register, CFA = SP: every other
+ * register unchanged but the link register, which the caller's own call
+ * overwrote. */
+static enum step step_lr(const struct arch *a, const struct regs *cur,
+			 struct regs *next)
+{
+	u64 lr, sp;
+
+	if (a->lr == ARCH_NOREG || !reg_get(cur, a->lr, &lr) || !reg_get(cur, a->sp, &sp))
+		return STEP_FAIL;
+	memcpy(next->r, cur->r, sizeof(next->r));
+	next->valid = cur->valid & ~(1ULL << a->lr);
+	reg_set(next, a->pc, lr & a->addr_mask);
+	reg_set(next, a->sp, sp);
+	return STEP_OK;
+}
+
 static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
 			  const struct regs *cur, struct regs *next, struct mem *m)
 {
@@ -723,6 +740,14 @@ static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
 			u->stats.steps_jit++;
 			return st;
 		}
+	}
+	/* An aarch64 leaf in a DSO without CFI for it (PLT stubs: they touch
+	 * neither SP nor x30) returns to x30 with CFA = SP, as libdw's
+	 * aarch64 fallback takes it (docs/arm64.md §2.2). */
+	if (f->code.kind == UNW_CODE_DSO && !fr && !f->is_return &&
+	    step_lr(u->arch, cur, next) == STEP_OK) {
+		u->stats.steps_fp++;
+		return STEP_OK;
 	}
 	st = step_fp(u->arch, cur, next, m);
 	if (st == STEP_OK)
