@@ -88,6 +88,7 @@ struct perfspy_session {
 	struct timespec last_progress;
 	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
 	bool kern_release_set;     /* pipe mode: OS release given to sym */
+	bool arch_set;             /* the unwinder has the recording's arch */
 	u64 nr_kernel_samples;     /* samples in or through the kernel */
 };
 
@@ -667,6 +668,25 @@ static void note_missing(struct perfspy_session *s)
 			100.0 * (double)s->fp_stacks_bad / (double)s->fp_stacks);
 }
 
+/*
+ * The recording's architecture picks the unwinder's registers, whatever
+ * machine converts it (docs/arm64.md §1): HEADER_ARCH (a stream's arrives
+ * before its samples), else the ELF machine of the binary of the first
+ * user-mode sample, else the host's.
+ */
+static void pick_arch(struct perfspy_session *s, const struct rec_sample *smp)
+{
+	const struct arch *a = arch_by_name(s->rd.arch);
+	const struct mach_map *map;
+
+	if (!a && smp->cpumode != PERF_RECORD_MISC_USER)
+		return; /* wait for a user pc */
+	if (!a && (map = mach_find_map(&s->mach, (s32)smp->pid, smp->ip)) && map->dso)
+		a = arch_by_machine(sym_dso_machine(s->sym, map->dso));
+	unw_ctx_set_arch(s->unw, a);
+	s->arch_set = true;
+}
+
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
@@ -692,6 +712,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		s->stats.bad_records++;
 		return 0;
 	}
+	if (!s->arch_set)
+		pick_arch(s, &smp);
 	if (smp.has_time && smp.time) {
 		if (!s->time_first || smp.time < s->time_first)
 			s->time_first = smp.time;

@@ -21,6 +21,11 @@ pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
 # patchelf: make wheel bundles libperfspy.so's libraries with an $ORIGIN
 # rpath (scripts/build-wheel.sh).
 pkgs+=(patchelf)
+# xz-utils: the arm64 fixtures are a .tar.xz (tests/e2e/run-arm64.sh).
+# Not for CI: tests/arm64/build-vm.sh, which regenerates them, needs
+# debootstrap qemu-system-arm gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+# binutils-aarch64-linux-gnu cpio kmod (docs/arm64.md §4).
+pkgs+=(xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

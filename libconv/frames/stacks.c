@@ -363,6 +363,35 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 
 /* ------------------------------------------------------------ stacks */
 
+/*
+ * aarch64 frame-pointer samples: the leaf's caller is in LR until the
+ * leaf's prologue saves it, and the kernel's frame-record walk starts at
+ * x29, the caller's record, so that caller is missing. perf script adds
+ * it from the sampled LR when its unwind of the leaf from pc and LR alone
+ * gives LR and it is not the next entry already (tools/perf/util/
+ * machine.c with arm64-frame-pointer-unwind-support.c); so do we
+ * (unw_leaf_caller, docs/arm64.md §2.3).
+ * Entry @i is the user leaf.
+ */
+static int push_lr_caller(struct stk_ctx *c, const struct rec_sample *smp, u64 i,
+			  size_t *n)
+{
+	struct unw_code code;
+	u64 ip = rec_callchain_ip(smp, i), caller, next;
+	int r;
+
+	if (!c->unw || unw_ctx_arch(c->unw)->lr == ARCH_NOREG || !smp->regs)
+		return 0;
+	find_code(c, ip, &code);
+	r = unw_leaf_caller(c->unw, smp, c->regs_mask, &code, &caller);
+	if (r <= 0)
+		return r;
+	next = i + 1 < smp->callchain_nr ? rec_callchain_ip(smp, i + 1) : 0;
+	if (caller == next)
+		return 0;
+	return push_frames(c, caller, false, true, NULL, n);
+}
+
 /* Callchain entries, leaf first. @user: also take the user context
  * (frame-pointer recordings); DWARF recordings unwind it instead. */
 static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
@@ -391,6 +420,8 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 		/* The first entry of a context is where the task was
 		 * interrupted, the rest are return addresses. */
 		err = push_frames(c, ip, kernel, !first, NULL, n);
+		if (!err && first && !kernel)
+			err = push_lr_caller(c, smp, i, n);
 		first = false;
 		if (err)
 			return err;
@@ -536,6 +567,7 @@ int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,
 
 	*n = 0;
 	c->pid = (s32)smp->pid;
+	c->regs_mask = ev->attr.sample_regs_user;
 	if (c->folder && lbr) {
 		err = push_lbr(c, smp, lbr, n);
 		if (err)

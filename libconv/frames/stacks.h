@@ -53,6 +53,7 @@ struct stk_ctx {
 	struct idmap inlined;
 
 	s32 pid; /* the sample's process (for the unwinder's lookups) */
+	u64 regs_mask; /* the sample's event's sample_regs_user */
 	u64 unw_samples, unw_root, unw_cut, unw_lost;
 	u32 max_stack_used;
 };

@@ -585,6 +585,15 @@ bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso)
 	return dso->found;
 }
 
+unsigned sym_dso_machine(struct sym_ctx *ctx, struct sym_dso *dso)
+{
+	GElf_Ehdr eh;
+
+	if (!sym_dso_found(ctx, dso) || !dso->elf || !gelf_getehdr(dso->elf, &eh))
+		return 0;
+	return eh.e_machine;
+}
+
 /* ------------------------------------------------------------------ */
 /* Resolution and the per-DSO cache                                   */
 

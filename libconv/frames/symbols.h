@@ -94,6 +94,9 @@ int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 
 /* True once opened, if an ELF file was found and used. */
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso);
+/* The ELF e_machine of @dso's file (EM_AARCH64...), 0 if none is found:
+ * the architecture of a recording without HEADER_ARCH (docs/arm64.md §1). */
+unsigned sym_dso_machine(struct sym_ctx *ctx, struct sym_dso *dso);
 
 /* One resolved frame. Innermost first when there are inlines. */
 struct sym_frame {

@@ -2,7 +2,8 @@
 /*
  * The stepping loop of the DWARF unwinder (see unwind.h).
  *
- * State is a set of x86-64 registers, each known or not. A step computes
+ * State is a set of registers of the recording's architecture (arch.h),
+ * indexed by DWARF number, each known or not. A step computes
  * the caller's CFA (its stack pointer), return address and callee-saved
  * registers from the current pc's rule, reading stack words only from
  * the dump perf took ([SP, SP + dyn_size) at sample time). A read past the
@@ -23,21 +24,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* perf_regs bit of each DWARF register (arch/x86/include/uapi/asm/
- * perf_regs.h: AX 0, BX 1, CX 2, DX 3, SI 4, DI 5, BP 6, SP 7, IP 8,
- * R8..R15 16..23). */
-static const u8 perf_bit[UNW_NREGS] = {
-	0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
-};
-
-/* Registers a step carries over: the callee-saved ones of the psABI
+/* The perf_regs bits, DWARF numbers and callee-saved registers of each
+ * architecture are in arch.c; a step carries over the callee-saved ones
  * plus the return address column. */
-static const u8 saved_regs[] = { UNW_RBX, UNW_RBP, UNW_R12, UNW_R13, UNW_R14,
-				 UNW_R15 };
-
 struct regs {
-	u64 r[UNW_NREGS];
-	u32 valid; /* bit per register */
+	u64 r[ARCH_MAXREGS];
+	u64 valid; /* bit per register */
 };
 
 struct mem {
@@ -55,10 +47,11 @@ struct mem {
  */
 enum { R_SAME, R_UNDEF, R_AT_CFA, R_VAL_CFA };
 
-#define NSAVED 7 /* saved_regs[] plus the return address column */
+#define NSAVED (ARCH_MAXSAVED + 1) /* arch->saved[] plus the return address column */
 
 struct rule {
 	bool simple;
+	u8 nsaved; /* used entries of reg[], the return address column last */
 	u8 cfa_reg;
 	s64 cfa_off;
 	u8 reg[NSAVED];	 /* DWARF register numbers */
@@ -89,6 +82,7 @@ static bool fcache_eq(const void *ent, const void *key)
 
 struct unw_ctx {
 	struct sym_ctx *sym;
+	const struct arch *arch;
 	struct htab tab; /* CFI cache: struct fcache_ent */
 	struct unw_stats stats;
 };
@@ -100,6 +94,7 @@ int unw_ctx_new(struct sym_ctx *sym, struct unw_ctx **out)
 	if (!u)
 		return -ENOMEM;
 	u->sym = sym;
+	u->arch = arch_host();
 	htab_init(&u->tab, sizeof(struct fcache_ent), 1024);
 	*out = u;
 	return 0;
@@ -123,6 +118,26 @@ void unw_ctx_stats(const struct unw_ctx *u, struct unw_stats *out)
 	*out = u->stats;
 }
 
+void unw_ctx_set_arch(struct unw_ctx *u, const struct arch *a)
+{
+	struct fcache_ent *e;
+	size_t pos = 0;
+
+	if (!a || a == u->arch)
+		return;
+	/* Compiled rules name the old architecture's registers. */
+	while ((e = htab_next(&u->tab, &pos)))
+		free(e->frame);
+	htab_free(&u->tab);
+	htab_init(&u->tab, sizeof(struct fcache_ent), 1024);
+	u->arch = a;
+}
+
+const struct arch *unw_ctx_arch(const struct unw_ctx *u)
+{
+	return u->arch;
+}
+
 static bool mem_read(struct mem *m, u64 addr, u64 *val)
 {
 	if (addr < m->sp0 || addr - m->sp0 > m->size ||
@@ -137,7 +152,7 @@ static bool mem_read(struct mem *m, u64 addr, u64 *val)
 
 static bool reg_get(const struct regs *r, unsigned n, u64 *v)
 {
-	if (n >= UNW_NREGS || !(r->valid & (1u << n)))
+	if (n >= ARCH_MAXREGS || !(r->valid & (1ULL << n)))
 		return false;
 	*v = r->r[n];
 	return true;
@@ -146,7 +161,7 @@ static bool reg_get(const struct regs *r, unsigned n, u64 *v)
 static void reg_set(struct regs *r, unsigned n, u64 v)
 {
 	r->r[n] = v;
-	r->valid |= 1u << n;
+	r->valid |= 1ULL << n;
 }
 
 /* ------------------------------------------------ DWARF expressions */
@@ -296,7 +311,7 @@ static bool eval(const Dwarf_Op *ops, size_t nops, const struct regs *r,
 
 /* The decoded CFI row for (dso, vaddr), cached: libdw parses the FDE
  * once per address, and the loop only evaluates. */
-static void compile_rule(Dwarf_Frame *fr, struct rule *r);
+static void compile_rule(const struct arch *a, Dwarf_Frame *fr, struct rule *r);
 
 static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 		     Dwarf_Frame **out, const struct rule **rule)
@@ -331,7 +346,7 @@ static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 			e->frame = NULL;
 	}
 	if (e->frame)
-		compile_rule(e->frame, &e->rule);
+		compile_rule(u->arch, e->frame, &e->rule);
 	*out = e->frame;
 	*rule = &e->rule;
 	return 0;
@@ -359,7 +374,7 @@ static bool simple_loc(const Dwarf_Op *ops, size_t nops, u8 *kind, s64 *off)
 	return i == nops;
 }
 
-static void compile_rule(Dwarf_Frame *fr, struct rule *r)
+static void compile_rule(const struct arch *a, Dwarf_Frame *fr, struct rule *r)
 {
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops, k;
@@ -367,7 +382,7 @@ static void compile_rule(Dwarf_Frame *fr, struct rule *r)
 
 	memset(r, 0, sizeof(*r));
 	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
-	if (ra < 0 || ra >= UNW_NREGS || dwarf_frame_cfa(fr, &ops, &nops) || nops != 1)
+	if (ra < 0 || ra >= a->nregs || dwarf_frame_cfa(fr, &ops, &nops) || nops != 1)
 		return;
 	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
 		r->cfa_reg = ops[0].atom - DW_OP_breg0;
@@ -378,8 +393,9 @@ static void compile_rule(Dwarf_Frame *fr, struct rule *r)
 	} else {
 		return;
 	}
-	for (k = 0; k < NSAVED; k++) {
-		r->reg[k] = k < ARRAY_SIZE(saved_regs) ? saved_regs[k] : (u8)ra;
+	r->nsaved = (u8)(a->nsaved + 1);
+	for (k = 0; k < r->nsaved; k++) {
+		r->reg[k] = k < a->nsaved ? a->saved[k] : (u8)ra;
 		if (dwarf_frame_register(fr, r->reg[k], ops_mem, &ops, &nops))
 			return;
 		if (!nops)
@@ -387,13 +403,13 @@ static void compile_rule(Dwarf_Frame *fr, struct rule *r)
 		else if (!simple_loc(ops, nops, &r->kind[k], &r->off[k]))
 			return;
 	}
-	r->simple = r->cfa_reg < UNW_NREGS;
+	r->simple = r->cfa_reg < a->nregs;
 }
 
 /* step_cfi() for a compiled rule: the same result without evaluating
  * DWARF operations (most of the unwinder's time before). */
-static enum step step_rule(const struct rule *r, const struct regs *cur,
-			   struct regs *next, struct mem *m)
+static enum step step_rule(const struct arch *a, const struct rule *r,
+			   const struct regs *cur, struct regs *next, struct mem *m)
 {
 	u64 cfa, v;
 	size_t k;
@@ -402,9 +418,9 @@ static enum step step_rule(const struct rule *r, const struct regs *cur,
 		return STEP_FAIL;
 	cfa += (u64)r->cfa_off;
 	next->valid = 0;
-	for (k = NSAVED; k-- > 0;) {
+	for (k = r->nsaved; k-- > 0;) {
 		unsigned reg = r->reg[k];
-		bool is_ra = k == NSAVED - 1;
+		bool is_ra = k == r->nsaved - 1u;
 
 		switch (r->kind[k]) {
 		case R_SAME:
@@ -429,14 +445,17 @@ static enum step step_rule(const struct rule *r, const struct regs *cur,
 			v = cfa + (u64)r->off[k];
 			break;
 		}
-		reg_set(next, is_ra ? UNW_RIP : reg, v);
+		if (is_ra)
+			reg_set(next, a->pc, v & a->addr_mask);
+		else
+			reg_set(next, reg, v);
 	}
-	reg_set(next, UNW_RSP, cfa);
+	reg_set(next, a->sp, cfa);
 	return STEP_OK;
 }
 
-static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
-			  struct regs *next, struct mem *m)
+static enum step step_cfi(const struct arch *a, Dwarf_Frame *fr,
+			  const struct regs *cur, struct regs *next, struct mem *m)
 {
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops, k;
@@ -445,7 +464,7 @@ static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
 	int ra;
 
 	ra = dwarf_frame_info(fr, NULL, NULL, NULL);
-	if (ra < 0 || ra >= UNW_NREGS)
+	if (ra < 0 || ra >= a->nregs)
 		return STEP_FAIL;
 	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || !nops ||
 	    !eval(ops, nops, cur, m, 0, false, &cfa, &is_value))
@@ -457,13 +476,19 @@ static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
 		return STEP_FAIL;
 	if (!nops && ops)
 		return STEP_ROOT;
-	if (!nops || !eval(ops, nops, cur, m, cfa, true, &v, &is_value) ||
-	    (!is_value && !mem_read(m, v, &v)))
+	if (!nops) {
+		/* same_value: still in its register (aarch64's x30 before
+		 * the prologue saves it). */
+		if (!reg_get(cur, (unsigned)ra, &v))
+			return STEP_FAIL;
+	} else if (!eval(ops, nops, cur, m, cfa, true, &v, &is_value) ||
+		   (!is_value && !mem_read(m, v, &v))) {
 		return STEP_FAIL;
-	reg_set(next, UNW_RIP, v);
-	reg_set(next, UNW_RSP, cfa);
-	for (k = 0; k < ARRAY_SIZE(saved_regs); k++) {
-		unsigned reg = saved_regs[k];
+	}
+	reg_set(next, a->pc, v & a->addr_mask);
+	reg_set(next, a->sp, cfa);
+	for (k = 0; k < a->nsaved; k++) {
+		unsigned reg = a->saved[k];
 
 		if (dwarf_frame_register(fr, (int)reg, ops_mem, &ops, &nops) != 0)
 			continue;
@@ -485,9 +510,9 @@ static enum step step_cfi(Dwarf_Frame *fr, const struct regs *cur,
 /* CPython's trampoline variants by their size in the perf map
  * (docs/cpython-perf.md §1.6): x86-64 "sub" 11 (15 with
  * endbr64) and "push" 8 (12 with endbr64). */
-static enum step step_trampoline(const struct jit_entry *j, u64 pc, bool leaf,
-				 const struct regs *cur, struct regs *next,
-				 struct mem *m)
+static enum step step_trampoline_x86(const struct jit_entry *j, u64 pc, bool leaf,
+				     const struct regs *cur, struct regs *next,
+				     struct mem *m)
 {
 	bool push = j->size == 8 || j->size == 12;
 	bool cet = j->size == 15 || j->size == 12;
@@ -534,14 +559,64 @@ static enum step step_trampoline(const struct jit_entry *j, u64 pc, bool leaf,
 		if (mem_read(m, cfa - 16, &v))
 			reg_set(next, UNW_RBP, v);
 		else
-			next->valid &= ~(1u << UNW_RBP);
+			next->valid &= ~(1ULL << UNW_RBP);
 	}
 	return STEP_OK;
 }
 
+/*
+ * aarch64 (docs/cpython-perf.md §1.6-1.7, docs/arm64.md §3): 20 bytes
+ * `stp x29,x30,[sp,#-16]!` (0) `mov x29,sp` (4) `blr x3` (8)
+ * `ldp x29,x30,[sp],#16` (12) `ret` (16); 28 bytes with branch
+ * protection, `paciasp` first and `autiasp` before the `ret`. Between
+ * the stp and the ldp (and at the return address, stp + 12) CFA = SP +
+ * 16 with x29 at [CFA - 16] and x30 at [CFA - 8]; before the stp and
+ * after the ldp the return address is still in x30 and CFA = SP. PAC
+ * bits of a signed x30 are dropped (arch.addr_mask).
+ */
+static enum step step_trampoline_arm64(const struct arch *a, const struct jit_entry *j,
+				       u64 pc, bool leaf, const struct regs *cur,
+				       struct regs *next, struct mem *m)
+{
+	u64 stp = j->size == 28 ? 4 : 0, off = pc - j->start, sp, cfa, ra, fp;
+	bool saved;
+
+	if (j->size != 20 && j->size != 28)
+		return STEP_FAIL;
+	if (!reg_get(cur, a->sp, &sp))
+		return STEP_FAIL;
+	saved = !leaf || (off >= stp + 4 && off < stp + 16);
+	memcpy(next->r, cur->r, sizeof(next->r));
+	next->valid = cur->valid;
+	if (saved) {
+		cfa = sp + 16;
+		if (!mem_read(m, cfa - 8, &ra) || !mem_read(m, cfa - 16, &fp))
+			return STEP_FAIL;
+		reg_set(next, a->fp, fp);
+	} else {
+		cfa = sp;
+		if (!reg_get(cur, a->lr, &ra))
+			return STEP_FAIL;
+	}
+	/* The caller's x30 is whatever its own call left: unknown. */
+	next->valid &= ~(1ULL << a->lr);
+	reg_set(next, a->pc, ra & a->addr_mask);
+	reg_set(next, a->sp, cfa);
+	return STEP_OK;
+}
+
+static enum step step_trampoline(const struct arch *a, const struct jit_entry *j,
+				 u64 pc, bool leaf, const struct regs *cur,
+				 struct regs *next, struct mem *m)
+{
+	if (a->id == ARCH_ARM64)
+		return step_trampoline_arm64(a, j, pc, leaf, cur, next, m);
+	return step_trampoline_x86(j, pc, leaf, cur, next, m);
+}
+
 /* A jitdump entry with CFI rows (decoded from its .eh_frame). */
-static enum step step_jit_rows(const struct jit_entry *j, u64 pc,
-			       const struct regs *cur, struct regs *next,
+static enum step step_jit_rows(const struct arch *a, const struct jit_entry *j,
+			       u64 pc, const struct regs *cur, struct regs *next,
 			       struct mem *m)
 {
 	u64 off = pc - j->start, base, v;
@@ -558,49 +633,79 @@ static enum step step_jit_rows(const struct jit_entry *j, u64 pc,
 	base += (u64)(s64)row->cfa_off;
 	if (!mem_read(m, base + (u64)(s64)row->ra_off, &v))
 		return STEP_FAIL;
-	reg_set(next, UNW_RIP, v);
-	reg_set(next, UNW_RSP, base);
+	reg_set(next, a->pc, v & a->addr_mask);
+	reg_set(next, a->sp, base);
 	if (row->fp_saved) {
 		if (mem_read(m, base + (u64)(s64)row->fp_off, &v))
-			reg_set(next, UNW_RBP, v);
+			reg_set(next, a->fp, v);
 		else
-			next->valid &= ~(1u << UNW_RBP);
+			next->valid &= ~(1ULL << a->fp);
 	}
 	return STEP_OK;
 }
 
-/* One frame-pointer step: the last resort for code without CFI. */
-static enum step step_fp(const struct regs *cur, struct regs *next, struct mem *m)
+/* One frame-pointer step: the last resort for code without CFI. The
+ * frame record is [fp] = the caller's fp, [fp + 8] = the return address
+ * on x86-64 (push rbp after the call) and aarch64 (stp x29, x30), and
+ * the caller's SP is at least fp + 16 (docs/arm64.md §2). */
+static enum step step_fp(const struct arch *a, const struct regs *cur,
+			 struct regs *next, struct mem *m)
 {
 	u64 bp, sp, ra, nbp;
 
-	if (!reg_get(cur, UNW_RBP, &bp) || !reg_get(cur, UNW_RSP, &sp) || bp < sp ||
+	if (!reg_get(cur, a->fp, &bp) || !reg_get(cur, a->sp, &sp) || bp < sp ||
 	    !mem_read(m, bp + 8, &ra) || !mem_read(m, bp, &nbp))
 		return STEP_FAIL;
 	memcpy(next->r, cur->r, sizeof(next->r));
 	next->valid = cur->valid;
-	reg_set(next, UNW_RIP, ra);
-	reg_set(next, UNW_RSP, bp + 16);
-	reg_set(next, UNW_RBP, nbp);
+	if (a->lr != ARCH_NOREG)
+		next->valid &= ~(1ULL << a->lr);
+	reg_set(next, a->pc, ra & a->addr_mask);
+	reg_set(next, a->sp, bp + 16);
+	reg_set(next, a->fp, nbp);
 	return STEP_OK;
 }
 
 /* ------------------------------------------------------------- walk */
 
-static void load_regs(const struct rec_sample *s, u64 mask, struct regs *r)
+static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask,
+		      struct regs *r);
+
+/* Any mask works, perf's own or one with more registers (VG on SVE
+ * CPUs, bit 33 of aarch64): only the bits the architecture names are
+ * read. */
+static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask,
+		      struct regs *r)
 {
 	unsigned reg, bit, idx;
 
 	memset(r, 0, sizeof(*r));
-	for (reg = 0; reg < UNW_NREGS; reg++) {
-		bit = perf_bit[reg];
-		if (!(mask & (1ULL << bit)))
+	for (reg = 0; reg < a->nregs; reg++) {
+		bit = a->perf_bit[reg];
+		if (bit >= 64 || !(mask & (1ULL << bit)))
 			continue;
 		/* regs[] holds the set bits of the mask in ascending order. */
 		idx = (unsigned)__builtin_popcountll(mask & ((1ULL << bit) - 1));
 		if (idx < s->nr_regs)
 			reg_set(r, reg, get_u64(s->regs + 8 * (u64)idx));
 	}
+}
+
+/* The return address still in the link register, CFA = SP: every other
+ * register unchanged but the link register, which the caller's own call
+ * overwrote. */
+static enum step step_lr(const struct arch *a, const struct regs *cur,
+			 struct regs *next)
+{
+	u64 lr, sp;
+
+	if (a->lr == ARCH_NOREG || !reg_get(cur, a->lr, &lr) || !reg_get(cur, a->sp, &sp))
+		return STEP_FAIL;
+	memcpy(next->r, cur->r, sizeof(next->r));
+	next->valid = cur->valid & ~(1ULL << a->lr);
+	reg_set(next, a->pc, lr & a->addr_mask);
+	reg_set(next, a->sp, sp);
+	return STEP_OK;
 }
 
 static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
@@ -617,8 +722,8 @@ static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
 			      &fr, &rule) < 0)
 			return STEP_FAIL;
 		if (fr) {
-			st = rule->simple ? step_rule(rule, cur, next, m) :
-				step_cfi(fr, cur, next, m);
+			st = rule->simple ? step_rule(u->arch, rule, cur, next, m) :
+				step_cfi(u->arch, fr, cur, next, m);
 			if (st != STEP_FAIL) {
 				u->stats.steps_cfi++;
 				return st;
@@ -628,14 +733,23 @@ static enum step step_one(struct unw_ctx *u, const struct unw_frame *f,
 		/* Rows too apply to a return address at pc - 1: a call
 		 * ending its code or its row returns past both. */
 		st = f->code.jit->nr_cfi ?
-			step_jit_rows(f->code.jit, f->pc - f->is_return, cur, next, m) :
-			step_trampoline(f->code.jit, f->pc, !f->is_return, cur, next, m);
+			step_jit_rows(u->arch, f->code.jit, f->pc - f->is_return, cur, next, m) :
+			step_trampoline(u->arch, f->code.jit, f->pc, !f->is_return, cur,
+					next, m);
 		if (st == STEP_OK) {
 			u->stats.steps_jit++;
 			return st;
 		}
 	}
-	st = step_fp(cur, next, m);
+	/* An aarch64 leaf in a DSO without CFI for it (PLT stubs: they touch
+	 * neither SP nor x30) returns to x30 with CFA = SP, as libdw's
+	 * aarch64 fallback takes it (docs/arm64.md §2.2). */
+	if (f->code.kind == UNW_CODE_DSO && !fr && !f->is_return &&
+	    step_lr(u->arch, cur, next) == STEP_OK) {
+		u->stats.steps_fp++;
+		return STEP_OK;
+	}
+	st = step_fp(u->arch, cur, next, m);
 	if (st == STEP_OK)
 		u->stats.steps_fp++;
 	return st;
@@ -645,6 +759,7 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 	       unw_find_fn find, void *find_ctx, struct unw_frame *frames,
 	       u32 max, enum unw_end *end)
 {
+	const struct arch *a = u->arch;
 	struct mem m = { 0 };
 	struct regs cur, next;
 	u32 n = 0;
@@ -655,8 +770,8 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 	if (!s->regs_abi || !s->regs || !max)
 		return 0;
 	u->stats.samples++;
-	load_regs(s, regs_mask, &cur);
-	if (!reg_get(&cur, UNW_RIP, &pc) || !reg_get(&cur, UNW_RSP, &sp))
+	load_regs(a, s, regs_mask, &cur);
+	if (!reg_get(&cur, a->pc, &pc) || !reg_get(&cur, a->sp, &sp))
 		return 0;
 	m.sp0 = sp;
 	m.stack = s->stack;
@@ -682,8 +797,13 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 			*end = UNW_END_ROOT;
 			break;
 		}
-		if (st == STEP_FAIL || !reg_get(&next, UNW_RIP, &pc) ||
-		    !reg_get(&next, UNW_RSP, &sp) || sp <= cur.r[UNW_RSP] || !pc) {
+		/* The stack pointer grows at each step, except from a leaf
+		 * whose return address is still in the link register: its
+		 * CFA can be its SP (docs/arm64.md §2.2). */
+		if (st == STEP_FAIL || !reg_get(&next, a->pc, &pc) ||
+		    !reg_get(&next, a->sp, &sp) || !pc ||
+		    (sp <= cur.r[a->sp] &&
+		     !(sp == cur.r[a->sp] && n == 1 && a->lr != ARCH_NOREG))) {
 			*end = m.beyond ? UNW_END_CUT : pc == 0 && st == STEP_OK ?
 				UNW_END_ROOT : UNW_END_LOST;
 			break;
@@ -698,4 +818,60 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 	case UNW_END_MAX: u->stats.end_max++; break;
 	}
 	return (int)n;
+}
+
+/* Whether @fr's CFA is register @reg plus an offset. */
+static bool cfa_on(Dwarf_Frame *fr, unsigned reg)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (dwarf_frame_cfa(fr, &ops, &nops) || nops != 1)
+		return false;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+		return (unsigned)(ops[0].atom - DW_OP_breg0) == reg;
+	return ops[0].atom == DW_OP_bregx && ops[0].number == reg;
+}
+
+int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
+		    const struct unw_code *leaf, u64 *caller)
+{
+	const struct arch *a = u->arch;
+	Dwarf_Op ops_mem[3], *ops;
+	const struct rule *rule;
+	Dwarf_CFI *eh, *dbg;
+	Dwarf_Frame *fr;
+	struct regs r;
+	size_t nops;
+	u64 vaddr;
+	int err, ra;
+
+	if (a->lr == ARCH_NOREG || !s->regs_abi || !s->regs ||
+	    leaf->kind != UNW_CODE_DSO)
+		return 0;
+	load_regs(a, s, regs_mask, &r);
+	if (!reg_get(&r, a->lr, caller))
+		return 0;
+	/* A DSO whose file is not found: perf has no module to unwind. */
+	err = sym_dso_unwind_info(u->sym, leaf->dso, leaf->file_off, &vaddr, &eh, &dbg);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	err = frame_for(u, leaf->dso, leaf->file_off, &fr, &rule);
+	if (err < 0)
+		return err;
+	/* perf unwinds the leaf with libdw from pc, LR and SP = 0 only.
+	 * No CFI for the pc, or a CFA on a register it lacks (x29 in
+	 * glibc's big functions): libdw's aarch64 fallback (elfutils
+	 * backends/aarch64_unwind.c) takes LR as the return address, so perf
+	 * adds it. A CFA on SP: LR only when the return address is still in
+	 * it (same_value: no operations, not undefined); saved on the stack,
+	 * it cannot be read without a stack dump and perf adds nothing. */
+	if (fr && cfa_on(fr, a->sp)) {
+		ra = dwarf_frame_info(fr, NULL, NULL, NULL);
+		if (ra != a->lr || dwarf_frame_register(fr, ra, ops_mem, &ops, &nops) ||
+		    nops || ops)
+			return 0;
+	}
+	*caller &= a->addr_mask;
+	return *caller ? 1 : 0;
 }

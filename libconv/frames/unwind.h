@@ -13,16 +13,19 @@
  *    rows of its jitdump entry;
  *  - anything else falls back to one frame-pointer step.
  *
- * x86-64 only for now (register numbers of the System V psABI).
+ * Registers are those of the recording's architecture (arch.h: x86-64
+ * or aarch64, docs/arm64.md), set with unw_ctx_set_arch().
  */
 #ifndef PERFSPY_UNWIND_H
 #define PERFSPY_UNWIND_H
 
+#include "arch.h"
 #include "jit.h"
 #include "perfdata/record.h"
 #include "symbols.h"
 
-/* x86-64 DWARF register numbers (psABI figure 3.36). */
+/* x86-64 DWARF register numbers (psABI figure 3.36); aarch64's are
+ * x0-x30 = 0-30, sp = 31 (arch.c). */
 enum {
 	UNW_RAX, UNW_RDX, UNW_RCX, UNW_RBX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP,
 	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
@@ -64,6 +67,22 @@ struct unw_ctx;
 int unw_ctx_new(struct sym_ctx *sym, struct unw_ctx **out);
 void unw_ctx_free(struct unw_ctx *u);
 void unw_ctx_stats(const struct unw_ctx *u, struct unw_stats *out);
+/* The architecture samples are unwound for (default: arch_host()). */
+void unw_ctx_set_arch(struct unw_ctx *u, const struct arch *a);
+const struct arch *unw_ctx_arch(const struct unw_ctx *u);
+
+/*
+ * The leaf's caller from the link register, for frame-pointer samples on
+ * an architecture that has one (aarch64 `perf record -g` samples LR):
+ * 1 with *@caller = LR when perf script's unwind of the leaf (@leaf, the
+ * sample's user pc) from pc and LR alone gives LR: the CFI row says the
+ * return address is still in the link register, or no CFI covers the pc,
+ * or its CFA is on a register perf does not have (docs/arm64.md §2.3);
+ * 0 when the return address is saved on the stack, the DSO's file is
+ * missing or the sample has no LR; -ENOMEM.
+ */
+int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
+		    const struct unw_code *leaf, u64 *caller);
 
 /*
  * Unwind the user part of sample @s of an event with register mask

@@ -63,9 +63,15 @@
 /* What the capture thread holds for a reader that lags (startup symbol
  * loading, a busy machine): about 1000 full-size samples. */
 #define BACKLOG_MAX (64u << 20)
-/* x86-64 perf regs perf samples for dwarf (PERF_REGS_MASK, 0xff0fff in
- * `perf evlist -v`): ax..r15 without ds/es/fs/gs; what the unwinder reads. */
-#define X86_64_REGS_USER 0xff0fffULL
+/* The machine this capture runs on, which picks the sampled registers
+ * (live_regs_user_mask). */
+#if defined(__aarch64__)
+#define HOST_MACHINE "aarch64"
+#elif defined(__x86_64__)
+#define HOST_MACHINE "x86_64"
+#else
+#define HOST_MACHINE ""
+#endif
 
 struct perfspy_record {
 	struct log_sink log;
@@ -362,6 +368,17 @@ static void *capture_main(void *arg)
 
 /* ------------------------------------------------------------ open */
 
+u64 live_regs_user_mask(const char *machine)
+{
+	/* x86-64: what `perf evlist -v` shows perf 6.1 asking for. */
+	if (!strcmp(machine, "x86_64"))
+		return 0xff0fffULL;
+	/* aarch64: PERF_REG_ARM64_X0..PC (bits 0-32); never VG (46). */
+	if (!strcmp(machine, "aarch64") || !strcmp(machine, "arm64"))
+		return (1ULL << 33) - 1;
+	return 0;
+}
+
 static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch)
 {
 	memset(a, 0, sizeof(*a));
@@ -375,7 +392,7 @@ static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CPU |
 			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = X86_64_REGS_USER;
+	a->sample_regs_user = live_regs_user_mask(HOST_MACHINE);
 	a->sample_stack_user = stack;
 	/* The user part of the stack comes from the dump (DWARF), as with
 	 * perf record --call-graph dwarf. */

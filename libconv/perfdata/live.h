@@ -20,6 +20,15 @@
 
 #include "common/util.h"
 
+/*
+ * The user registers a capture samples for DWARF unwinding on machine
+ * @machine (`uname -m`): perf's PERF_REGS_MASK, x86-64 0xff0fff (ax..r15
+ * without the segment registers) and aarch64 x0-x30, sp, pc (0x1ffffffff)
+ * without VG, which the kernel refuses for software events such as
+ * cpu-clock on SVE CPUs (docs/arm64.md §2.1); 0 for another machine.
+ */
+u64 live_regs_user_mask(const char *machine);
+
 /* A growable byte buffer the stream is assembled in. */
 struct live_buf {
 	u8 *p;

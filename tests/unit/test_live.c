@@ -309,8 +309,24 @@ static void test_follow(void)
 	rmdir(dir);
 }
 
+/* The registers perfspy record samples, per machine (docs/arm64.md
+ * §2.1): perf's own masks, and on aarch64 never VG (bit 46), which the
+ * kernel refuses for cpu-clock on SVE CPUs. */
+static void test_regs_mask(void)
+{
+	u64 arm = live_regs_user_mask("aarch64");
+
+	T_EQ_INT(live_regs_user_mask("x86_64"), 0xff0fff);
+	T_EQ_INT(arm, 0x1ffffffffULL);
+	T_EQ_INT(__builtin_popcountll(arm), 33);
+	T(!(arm & (1ULL << 46)));
+	T_EQ_INT(live_regs_user_mask("arm64"), arm);
+	T_EQ_INT(live_regs_user_mask("riscv64"), 0);
+}
+
 int main(void)
 {
+	test_regs_mask();
 	test_stream();
 	test_trim();
 	test_opts();
