@@ -416,6 +416,16 @@ PERFSPY_API bool perfspy_session__frame_inlined(const struct perfspy_session *s,
 					       const char *frame, size_t len);
 
 /*
+ * Issue 15: the library (file base name, e.g. "libc.so.6") that native
+ * frame text @frame (@len bytes) of the last conversion came from, when
+ * the text names a source file instead (`f (file.c:LINE)`); NULL when it
+ * does not or is unknown. For perfspy_write_opts.frame_lib. Valid until
+ * the session is freed.
+ */
+PERFSPY_API const char *perfspy_session__frame_lib(const struct perfspy_session *s,
+						   const char *frame, size_t len);
+
+/*
  * Non-fatal counters: what was skipped and why.
  */
 struct perfspy_stats {
@@ -457,6 +467,16 @@ PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
 /* Number of distinct stacks and the total weight. */
 PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f);
 PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f);
+
+/*
+ * Issue 15: keep every sample's time, thread and stack (16 bytes a
+ * sample) while a session converts into @f, so the speedscope writer
+ * can lay the samples out in time order with their real times
+ * (docs/output.md §8). Off by default; other formats ignore it. A
+ * recording without sample times gives no timeline, and the writer
+ * falls back to one weighted sample per stack. 0 or -EINVAL.
+ */
+PERFSPY_API int perfspy_folder__keep_timeline(struct perfspy_folder *f, bool on);
 
 /* Output formats of perfspy_folder__write(). */
 enum perfspy_format {
@@ -501,9 +521,21 @@ struct perfspy_write_opts {
 	 * frame. Other formats ignore it. */
 	bool (*frame_inlined)(void *ctx, const char *frame, size_t len);
 	void *frame_inlined_ctx;
+	/* Flame graph and speedscope (issue 15): native frames that carry
+	 * a source line are grouped by function, one box for all lines of
+	 * `f (file.c:LINE)` with the lines in the tooltip; true keeps one
+	 * frame per line, as the raw output has them (docs/output.md §7.1).
+	 * Other formats ignore it. */
+	bool lineno;
+	/* Flame graph (issue 15): the library a native frame came from
+	 * (e.g. perfspy_session__frame_lib()), for frames whose text names
+	 * a source file (`f (file.c:LINE)`), so they are coloured by library
+	 * family too (docs/output.md §7.2). NULL: by the text alone. */
+	const char *(*frame_lib)(void *ctx, const char *frame, size_t len);
+	void *frame_lib_ctx;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field frame_inlined_ctx
+#define perfspy_write_opts__last_field frame_lib_ctx
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):

@@ -523,6 +523,9 @@ int cmd_record(int argc, char **argv)
 		cli_err("out of memory");
 		return 1;
 	}
+	/* speedscope's time order (docs/output.md §8). */
+	if (wo.format == PERFSPY_FORMAT_SPEEDSCOPE)
+		perfspy_folder__keep_timeline(f, true);
 	if (a.save && cli_out_open(&save, a.save))
 		goto out;
 	install_stop_signals();
@@ -559,6 +562,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (wo.format == PERFSPY_FORMAT_PPROF)
 		cli_pprof_opts(s, &wo);
+	if (wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
+		cli_svg_opts(s, &wo);
 	err = perfspy_folder__write(f, out.f, &wo);
 	cli_pprof_opts_free(&wo);
 	if (err) {
