@@ -478,6 +478,14 @@ PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f);
  */
 PERFSPY_API int perfspy_folder__keep_timeline(struct perfspy_folder *f, bool on);
 
+/* Issue 15: perfspy_folder__add() for one sample taken at @time (perf's
+ * clock, nanoseconds) in thread @tid, which goes on the timeline when
+ * perfspy_folder__keep_timeline() asked for one (the dlfilter plugin's
+ * speedscope output). Returns 0 or -ENOMEM. */
+PERFSPY_API int perfspy_folder__add_sample(struct perfspy_folder *f,
+					   const char *const *frames, size_t nr,
+					   uint64_t weight, uint64_t time, uint32_t tid);
+
 /* Output formats of perfspy_folder__write(). */
 enum perfspy_format {
 	/* py-spy raw folded stacks (py-spy --format raw). */
@@ -941,6 +949,12 @@ PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
  * frames_unknown, frames_no_map, frames_python, frames_interpreter). */
 PERFSPY_API int perfspy_symbolizer__stats(const struct perfspy_symbolizer *s,
 					  struct perfspy_stats *stats);
+
+/* Issue 15: perfspy_session__frame_lib() for the frames this symbolizer
+ * named (for perfspy_write_opts.frame_lib, so the plugin's flame graph
+ * colours them as convert's does). */
+PERFSPY_API const char *perfspy_symbolizer__frame_lib(const struct perfspy_symbolizer *s,
+						      const char *frame, size_t len);
 
 /*
  * Live recording (`perfspy record`): sample a process through libperf

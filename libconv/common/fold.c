@@ -178,9 +178,8 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	return 0;
 }
 
-PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
-				    const char *const *frames, size_t nr,
-				    uint64_t weight)
+static int add_frames(struct perfspy_folder *f, const char *const *frames,
+		      size_t nr, uint64_t weight, u32 *idx)
 {
 	u32 stack_ids[64], *ids = stack_ids;
 	size_t i;
@@ -200,11 +199,31 @@ PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
 			goto out;
 		}
 	}
-	err = fold_add_ids(f, ids, (u32)nr, weight);
+	err = fold_add_ids_idx(f, ids, (u32)nr, weight, idx);
 out:
 	if (ids != stack_ids)
 		free(ids);
 	return err;
+}
+
+PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
+				    const char *const *frames, size_t nr,
+				    uint64_t weight)
+{
+	u32 idx;
+
+	return add_frames(f, frames, nr, weight, &idx);
+}
+
+PERFSPY_API int perfspy_folder__add_sample(struct perfspy_folder *f,
+					   const char *const *frames, size_t nr,
+					   uint64_t weight, uint64_t time, uint32_t tid)
+{
+	u32 idx;
+	int err = add_frames(f, frames, nr, weight, &idx);
+
+	/* docs/output.md §8: the speedscope writer's time order. */
+	return err ? err : fold_timeline_add(f, time, true, tid, idx);
 }
 
 PERFSPY_API int perfspy_folder__keep_timeline(struct perfspy_folder *f, bool on)

@@ -481,6 +481,23 @@ static void test_timeline(void)
 		    "\"samples\":[[],\n[2],\n[2]],\n"
 		    "\"weights\":[1500,1000,1000]}") != NULL);
 	free(s);
+	/* The public entry (the dlfilter plugin's): the same timeline. */
+	{
+		struct perfspy_folder *g;
+		char *t;
+
+		T_EQ_INT(perfspy_folder__new(&g), 0);
+		T_EQ_INT(perfspy_folder__add_sample(g, c, 2, 1, 5, 2), 0); /* off: counts */
+		T(!fold_timeline_on(g));
+		T_EQ_INT(perfspy_folder__keep_timeline(g, true), 0);
+		T_EQ_INT(perfspy_folder__add_sample(g, c, 2, 1, 7, 2), 0);
+		T_EQ_INT(perfspy_folder__add_sample(g, c, 2, 1, 9, 2), 0);
+		t = render_opts(g, &o);
+		T(strstr(t, "\"startValue\":7,\"endValue\":11,\n\"samples\":[[0],\n[0]],\n"
+			    "\"weights\":[2,2]}") != NULL);
+		free(t);
+		perfspy_folder__free(g);
+	}
 	/* A sample without a time drops the timeline: counts again. */
 	T_EQ_INT(fold_timeline_add(f, 0, false, 1, 0), 0);
 	T(!fold_timeline_on(f));
