@@ -344,7 +344,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		smp->period : 1;
 	struct chain_ent *ce = NULL;
 	size_t n = 0, i;
-	u32 tmp, *stack, i32;
+	u32 tmp, *stack, idx;
 	u64 h1, h2;
 	int err;
 
@@ -406,9 +406,9 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		stack = s->stk.stack;
 	}
 	if (!ce) {
-		err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &i32);
+		err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &idx);
 		return err ? err : fold_timeline_add(s->folder, smp->time, smp->has_time,
-						     smp->tid, i32);
+						     smp->tid, idx);
 	}
 	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
 	if (!err) {
