@@ -426,6 +426,16 @@ PERFSPY_API int perfspy_session__python_source(const struct perfspy_session *s,
 					       uint32_t idx, const char **path);
 
 /*
+ * Issue 15: the library (file base name, e.g. "libc.so.6") that native
+ * frame text @frame (@len bytes) of the last conversion came from, when
+ * the text names a source file instead (`f (file.c:LINE)`); NULL when it
+ * does not or is unknown. For perfspy_write_opts.frame_lib. Valid until
+ * the session is freed.
+ */
+PERFSPY_API const char *perfspy_session__frame_lib(const struct perfspy_session *s,
+						   const char *frame, size_t len);
+
+/*
  * Non-fatal counters: what was skipped and why.
  */
 struct perfspy_stats {
@@ -467,6 +477,24 @@ PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
 /* Number of distinct stacks and the total weight. */
 PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f);
 PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f);
+
+/*
+ * Issue 15: keep every sample's time, thread and stack (16 bytes a
+ * sample) while a session converts into @f, so the speedscope writer
+ * can lay the samples out in time order with their real times
+ * (docs/output.md §8). Off by default; other formats ignore it. A
+ * recording without sample times gives no timeline, and the writer
+ * falls back to one weighted sample per stack. 0 or -EINVAL.
+ */
+PERFSPY_API int perfspy_folder__keep_timeline(struct perfspy_folder *f, bool on);
+
+/* Issue 15: perfspy_folder__add() for one sample taken at @time (perf's
+ * clock, nanoseconds) in thread @tid, which goes on the timeline when
+ * perfspy_folder__keep_timeline() asked for one (the dlfilter plugin's
+ * speedscope output). Returns 0 or -ENOMEM. */
+PERFSPY_API int perfspy_folder__add_sample(struct perfspy_folder *f,
+					   const char *const *frames, size_t nr,
+					   uint64_t weight, uint64_t time, uint32_t tid);
 
 /* Output formats of perfspy_folder__write(). */
 enum perfspy_format {
@@ -517,9 +545,21 @@ struct perfspy_write_opts {
 	 * own with that line as start_line, so `forward (m.py:10)` and
 	 * `forward (m.py:30)` are two Functions. Other formats ignore it. */
 	bool python_first_lines;
+	/* Flame graph and speedscope (issue 15): native frames that carry
+	 * a source line are grouped by function, one box for all lines of
+	 * `f (file.c:LINE)` with the lines in the tooltip; true keeps one
+	 * frame per line, as the raw output has them (docs/output.md §7.1).
+	 * Other formats ignore it. */
+	bool lineno;
+	/* Flame graph (issue 15): the library a native frame came from
+	 * (e.g. perfspy_session__frame_lib()), for frames whose text names
+	 * a source file (`f (file.c:LINE)`), so they are coloured by library
+	 * family too (docs/output.md §7.2). NULL: by the text alone. */
+	const char *(*frame_lib)(void *ctx, const char *frame, size_t len);
+	void *frame_lib_ctx;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field python_first_lines
+#define perfspy_write_opts__last_field frame_lib_ctx
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
@@ -943,6 +983,12 @@ PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
  * frames_unknown, frames_no_map, frames_python, frames_interpreter). */
 PERFSPY_API int perfspy_symbolizer__stats(const struct perfspy_symbolizer *s,
 					  struct perfspy_stats *stats);
+
+/* Issue 15: perfspy_session__frame_lib() for the frames this symbolizer
+ * named (for perfspy_write_opts.frame_lib, so the plugin's flame graph
+ * colours them as convert's does). */
+PERFSPY_API const char *perfspy_symbolizer__frame_lib(const struct perfspy_symbolizer *s,
+						      const char *frame, size_t len);
 
 /*
  * Live recording (`perfspy record`): sample a process through libperf

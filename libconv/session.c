@@ -346,7 +346,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		smp->period : 1;
 	struct chain_ent *ce = NULL;
 	size_t n = 0, i;
-	u32 tmp, *stack;
+	u32 tmp, *stack, idx;
 	u64 h1, h2;
 	int err;
 
@@ -360,7 +360,8 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 			return -ENOMEM;
 		if (htab_used(ce)) {
 			fold_add_to(s->folder, ce->stack, weight);
-			return 0;
+			return fold_timeline_add(s->folder, smp->time, smp->has_time,
+						 smp->tid, ce->stack);
 		}
 	}
 	err = stk_build(&s->stk, ev, smp, &n);
@@ -406,12 +407,18 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 			return err;
 		stack = s->stk.stack;
 	}
-	if (!ce)
-		return fold_add_ids(s->folder, stack, (u32)n, weight);
+	if (!ce) {
+		err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &idx);
+		return err ? err : fold_timeline_add(s->folder, smp->time, smp->has_time,
+						     smp->tid, idx);
+	}
 	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
 	if (!err) {
 		ce->h2 = h2;
 		htab_claim(&s->chains, ce, h1);
+		/* docs/output.md §8: the speedscope writer's time order. */
+		err = fold_timeline_add(s->folder, smp->time, smp->has_time,
+					smp->tid, ce->stack);
 	}
 	return err;
 }
@@ -1193,6 +1200,14 @@ PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s, uint32_t i
 	v.build_id = list[idx].build_id;
 	memcpy(d, &v, v.sz);
 	return 0;
+}
+
+/* issue 15: the library of a frame that names its source file, for the
+ * flame graph's colours (perfspy.h). */
+PERFSPY_API const char *perfspy_session__frame_lib(const struct perfspy_session *s,
+						   const char *frame, size_t len)
+{
+	return s && s->stk_live && frame ? stk_frame_lib(&s->stk, frame, len) : NULL;
 }
 
 /* issue 14: inlined frames, for pprof Lines (perfspy.h). */

@@ -205,3 +205,10 @@ PERFSPY_API int perfspy_symbolizer__stats(const struct perfspy_symbolizer *s,
 	stats->sz = sz;
 	return 0;
 }
+
+/* issue 15: the library of a frame that names its source file. */
+PERFSPY_API const char *perfspy_symbolizer__frame_lib(const struct perfspy_symbolizer *s,
+						      const char *frame, size_t len)
+{
+	return s && s->stk_live && frame ? stk_frame_lib(&s->stk, frame, len) : NULL;
+}

@@ -4,7 +4,7 @@
  *
  *	perf script -i perf.data --dlfilter perfspy-dlfilter.so --dlarg OUT
  *		[--dlarg threads] [--dlarg format=raw|flamegraph|speedscope|pprof]
- *		[--dlarg nolineno] [--dlarg qualname] [--dlarg event=NAME]
+ *		[--dlarg nolineno] [--dlarg lineno] [--dlarg qualname] [--dlarg event=NAME]
  *
  * perf calls filter_event() for every sample its own filters (--pid,
  * --tid, --comm, --cpu, --time) kept, with the raw callchain. Each
@@ -52,6 +52,7 @@ struct state {
 	char *out_path;
 	char *event;		 /* only this event; NULL: the first one seen */
 	bool threads;
+	bool lineno; /* flamegraph, speedscope: one frame per line (docs/output.md §7.1) */
 	int format;
 	struct perfspy_convert_opts copts;
 	struct perfspy_symbolizer *sym;
@@ -102,6 +103,8 @@ static int parse_args(struct state *st, void *ctx)
 			st->threads = true;
 		} else if (!strcmp(a, "nolineno")) {
 			st->copts.no_lineno = true;
+		} else if (!strcmp(a, "lineno")) {
+			st->lineno = true;
 		} else if (!strcmp(a, "qualname")) {
 			st->copts.qualname = true;
 		} else if (!strcmp(a, "format=raw")) {
@@ -125,7 +128,7 @@ static int parse_args(struct state *st, void *ctx)
 		} else {
 			fprintf(stderr, "perfspy-dlfilter: unknown --dlarg '%s' "
 				"(OUT, threads, format=raw|flamegraph|speedscope|pprof, "
-				"nolineno, qualname, event=NAME)\n", a);
+				"nolineno, lineno, qualname, event=NAME)\n", a);
 			return -EINVAL;
 		}
 	}
@@ -149,6 +152,9 @@ EXPORT int start(void **data, void *ctx)
 	err = parse_args(st, ctx);
 	if (!err)
 		err = perfspy_folder__new(&st->folder);
+	/* speedscope's time order, as convert writes it (docs/output.md §8). */
+	if (!err && st->format == PERFSPY_FORMAT_SPEEDSCOPE)
+		err = perfspy_folder__keep_timeline(st->folder, true);
 	if (!err)
 		err = perfspy_symbolizer__new(&oo, &st->copts, &st->sym);
 	if (err) {
@@ -367,7 +373,8 @@ static int fold(struct state *st, const struct perf_dlfilter_sample *s, void *ct
 		st->frames[root++] = buf;
 	}
 	memcpy(st->frames + root, frames, nr * sizeof(*frames));
-	return perfspy_folder__add(st->folder, st->frames, nr + root, 1);
+	return perfspy_folder__add_sample(st->folder, st->frames, nr + root, 1, s->time,
+					  (uint32_t)s->tid);
 }
 
 EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *ctx)
@@ -408,6 +415,11 @@ EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *
 	return 1;
 }
 
+static const char *frame_lib(void *ctx, const char *frame, size_t len)
+{
+	return perfspy_symbolizer__frame_lib(ctx, frame, len);
+}
+
 EXPORT int stop(void *data, void *ctx)
 {
 	struct state *st = data;
@@ -421,6 +433,10 @@ EXPORT int stop(void *data, void *ctx)
 	if (!st)
 		return 0;
 	wo.format = st->format;
+	wo.lineno = st->lineno;
+	/* The flame graph's library colours, as convert's (docs/output.md §7.2). */
+	wo.frame_lib = frame_lib;
+	wo.frame_lib_ctx = st->sym;
 	f = fopen(st->out_path, "w");
 	if (!f) {
 		err = -errno;
@@ -455,6 +471,6 @@ EXPORT const char *filter_description(const char **long_description)
 			"--dlarg OUT, named as `perfspy convert` names them. Suits "
 			"frame-pointer (-g) and LBR callchains; DWARF recordings "
 			"give only kernel frames here. --dlarg: threads, "
-			"format=raw|flamegraph|speedscope|pprof, nolineno, qualname, event=NAME.";
+			"format=raw|flamegraph|speedscope|pprof, nolineno, lineno, qualname, event=NAME.";
 	return "py-spy folded stacks from perf script (perfspy)";
 }

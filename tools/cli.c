@@ -470,6 +470,17 @@ void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
 	wo->python_first_lines = true; /* a session's frames: first lines */
 }
 
+static const char *frame_lib(void *ctx, const char *frame, size_t len)
+{
+	return perfspy_session__frame_lib(ctx, frame, len);
+}
+
+void cli_svg_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
+{
+	wo->frame_lib = frame_lib;
+	wo->frame_lib_ctx = s;
+}
+
 void cli_pprof_opts_free(struct perfspy_write_opts *wo)
 {
 	free((void *)wo->dso_paths);

@@ -81,6 +81,9 @@ int cli_load_input(const char *path, const struct cli_common *c,
  * inlined frames as Lines; free the arrays with cli_pprof_opts_free(). */
 void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo);
 void cli_pprof_opts_free(struct perfspy_write_opts *wo);
+/* The flame graph's library colours for frames that name a source file
+ * (perfspy_write_opts.frame_lib, from the session). */
+void cli_svg_opts(struct perfspy_session *s, struct perfspy_write_opts *wo);
 
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -31,6 +31,9 @@ static void convert_usage(FILE *f)
 		"                        profile.proto for go tool pprof, Pyroscope, Parca;\n"
 		"                        thread roots become labels) [default: raw]\n"
 		"      --title TEXT      title of the SVG / name of the speedscope file\n"
+		"      --lineno          flamegraph, speedscope: one frame per source line\n"
+		"                        of native functions, as in raw [default: one per\n"
+		"                        function, its lines and shares in the tooltip]\n"
 		"      --event NAME      event to fold, as `perfspy info` names it\n"
 		"                        [default: the one with the most samples, with\n"
 		"                        the same event on every core PMU of a hybrid\n"
@@ -66,7 +69,7 @@ static void convert_usage(FILE *f)
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
        O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
        O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE,
-       O_KALLSYMS, O_NO_DEBUGINFOD };
+       O_KALLSYMS, O_NO_DEBUGINFOD, O_LINENO };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -89,6 +92,7 @@ static const struct option convert_opts[] = {
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
 	{ "format", required_argument, NULL, 'f' },
 	{ "title", required_argument, NULL, O_TITLE },
+	{ "lineno", no_argument, NULL, O_LINENO },
 	{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -206,6 +210,7 @@ int cmd_convert(int argc, char **argv)
 			}
 			break;
 		case O_TITLE: wo.title = optarg; break;
+		case O_LINENO: wo.lineno = true; break;
 		case O_NO_DEBUGINFOD: common.no_debuginfod = true; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
@@ -228,6 +233,9 @@ int cmd_convert(int argc, char **argv)
 	err = perfspy_folder__new(&f);
 	if (err)
 		goto fail;
+	/* speedscope's time order needs every sample's time (docs/output.md §8). */
+	if (wo.format == PERFSPY_FORMAT_SPEEDSCOPE)
+		perfspy_folder__keep_timeline(f, true);
 	if (cli_load_input(in, &common, &co, f, &s))
 		goto out;
 	if (s && !common.quiet)
@@ -235,6 +243,8 @@ int cmd_convert(int argc, char **argv)
 	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
 	if (s && wo.format == PERFSPY_FORMAT_PPROF)
 		cli_pprof_opts(s, &wo);
+	if (s && wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
+		cli_svg_opts(s, &wo);
 	if (cli_out_open(&o, out))
 		goto out;
 	err = perfspy_folder__write(f, o.f, &wo);

@@ -48,6 +48,8 @@ static void record_usage(FILE *f)
 		"      --save FILE       also write what was recorded as perf.data\n"
 		"                        (pipe layout: perf report/script -i, perfspy convert -i)\n"
 		"      --title TEXT      title of the SVG / name of the speedscope file\n"
+		"      --lineno          flamegraph, speedscope: one frame per source line\n"
+		"                        of native functions [default: one per function]\n"
 		"      --stack-size N    user stack bytes per sample (multiple of 8, at most\n"
 		"                        65528) [default: 65528]\n"
 		"      --mmap-pages N    ring buffer pages per CPU (power of 2)\n"
@@ -64,7 +66,7 @@ static void record_usage(FILE *f)
 }
 
 enum { O_NOLINENO = 256, O_FULL_FILENAMES, O_SAVE, O_TITLE, O_STACK_SIZE,
-       O_MMAP_PAGES, O_NATIVE };
+       O_MMAP_PAGES, O_NATIVE, O_LINENO };
 
 static const struct option record_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -78,6 +80,7 @@ static const struct option record_opts[] = {
 	{ "full-filenames", no_argument, NULL, O_FULL_FILENAMES },
 	{ "save", required_argument, NULL, O_SAVE },
 	{ "title", required_argument, NULL, O_TITLE },
+	{ "lineno", no_argument, NULL, O_LINENO },
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
 	{ "mmap-pages", required_argument, NULL, O_MMAP_PAGES },
 	{ "native", no_argument, NULL, O_NATIVE },
@@ -438,6 +441,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a,
 		case O_FULL_FILENAMES: co->full_filenames = true; break;
 		case O_SAVE: a->save = optarg; break;
 		case O_TITLE: wo->title = optarg; break;
+		case O_LINENO: wo->lineno = true; break;
 		case O_STACK_SIZE:
 			if (cli_parse_num(optarg, "stack-size", 8, 65528, &a->stack_size))
 				return 2;
@@ -523,6 +527,9 @@ int cmd_record(int argc, char **argv)
 		cli_err("out of memory");
 		return 1;
 	}
+	/* speedscope's time order (docs/output.md §8). */
+	if (wo.format == PERFSPY_FORMAT_SPEEDSCOPE)
+		perfspy_folder__keep_timeline(f, true);
 	if (a.save && cli_out_open(&save, a.save))
 		goto out;
 	install_stop_signals();
@@ -559,6 +566,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (wo.format == PERFSPY_FORMAT_PPROF)
 		cli_pprof_opts(s, &wo);
+	if (wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
+		cli_svg_opts(s, &wo);
 	err = perfspy_folder__write(f, out.f, &wo);
 	cli_pprof_opts_free(&wo);
 	if (err) {

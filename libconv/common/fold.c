@@ -32,6 +32,13 @@ struct perfspy_folder {
 	size_t nr_stacks, cap_stacks;
 	struct htab stack_tab; /* struct stack_ent */
 	u64 total;
+
+	/* The timeline (fold.h, fold_timeline_add): one entry per sample
+	 * while tl_on, dropped for good (tl_bad) when a sample had no
+	 * time. */
+	struct fold_tl *tl;
+	size_t nr_tl, cap_tl;
+	bool tl_on, tl_bad;
 };
 
 PERFSPY_API int perfspy_folder__new(struct perfspy_folder **out)
@@ -55,12 +62,18 @@ PERFSPY_API void perfspy_folder__free(struct perfspy_folder *f)
 	free(f->pool);
 	free(f->stacks);
 	htab_free(&f->stack_tab);
+	free(f->tl);
 	free(f);
 }
 
 const char *fold_name(const struct perfspy_folder *f, u32 id)
 {
 	return id < strset_nr(&f->names) ? strset_str(&f->names, id) : "";
+}
+
+size_t fold_nr_names(const struct perfspy_folder *f)
+{
+	return strset_nr(&f->names);
 }
 
 static u32 intern_clean(struct perfspy_folder *f, const char *s, size_t len)
@@ -165,9 +178,8 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	return 0;
 }
 
-PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
-				    const char *const *frames, size_t nr,
-				    uint64_t weight)
+static int add_frames(struct perfspy_folder *f, const char *const *frames,
+		      size_t nr, uint64_t weight, u32 *idx)
 {
 	u32 stack_ids[64], *ids = stack_ids;
 	size_t i;
@@ -187,11 +199,70 @@ PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
 			goto out;
 		}
 	}
-	err = fold_add_ids(f, ids, (u32)nr, weight);
+	err = fold_add_ids_idx(f, ids, (u32)nr, weight, idx);
 out:
 	if (ids != stack_ids)
 		free(ids);
 	return err;
+}
+
+PERFSPY_API int perfspy_folder__add(struct perfspy_folder *f,
+				    const char *const *frames, size_t nr,
+				    uint64_t weight)
+{
+	u32 idx;
+
+	return add_frames(f, frames, nr, weight, &idx);
+}
+
+PERFSPY_API int perfspy_folder__add_sample(struct perfspy_folder *f,
+					   const char *const *frames, size_t nr,
+					   uint64_t weight, uint64_t time, uint32_t tid)
+{
+	u32 idx;
+	int err = add_frames(f, frames, nr, weight, &idx);
+
+	/* docs/output.md §8: the speedscope writer's time order. */
+	return err ? err : fold_timeline_add(f, time, true, tid, idx);
+}
+
+PERFSPY_API int perfspy_folder__keep_timeline(struct perfspy_folder *f, bool on)
+{
+	if (!f)
+		return -EINVAL;
+	f->tl_on = on;
+	return 0;
+}
+
+bool fold_timeline_on(const struct perfspy_folder *f)
+{
+	return f->tl_on && !f->tl_bad;
+}
+
+int fold_timeline_add(struct perfspy_folder *f, u64 time, bool has_time,
+		      u32 tid, u32 idx)
+{
+	if (!fold_timeline_on(f))
+		return 0;
+	if (!has_time) {
+		/* A timeline with holes would misplace every later sample:
+		 * none at all, and the writers fall back to counts. */
+		f->tl_bad = true;
+		free(f->tl);
+		f->tl = NULL;
+		f->nr_tl = f->cap_tl = 0;
+		return 0;
+	}
+	if (ensure_mem((void **)&f->tl, &f->cap_tl, sizeof(*f->tl), f->nr_tl + 1))
+		return -ENOMEM;
+	f->tl[f->nr_tl++] = (struct fold_tl){ time, tid, idx };
+	return 0;
+}
+
+const struct fold_tl *fold_timeline(const struct perfspy_folder *f, size_t *nr)
+{
+	*nr = fold_timeline_on(f) ? f->nr_tl : 0;
+	return *nr ? f->tl : NULL;
 }
 
 PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f)

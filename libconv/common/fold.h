@@ -39,6 +39,9 @@ void fold_add_to(struct perfspy_folder *f, u32 idx, u64 weight);
 const char *fold_name(const struct perfspy_folder *f, u32 id);
 u32 fold_name_len(const struct perfspy_folder *f, u32 id);
 
+/* Number of interned frames: ids are 0 .. fold_nr_names() - 1. */
+size_t fold_nr_names(const struct perfspy_folder *f);
+
 /* Stacks by index (0 .. perfspy_folder__nr_stacks() - 1), in insertion
  * order: frame ids root first, and the weight. Pointers stay valid until
  * the next add. */
@@ -48,5 +51,25 @@ void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
 /* Stack indices in the writer's order (bytewise by rendered line), in a
  * new array the caller frees. 0 or -ENOMEM. */
 int fold_sorted(const struct perfspy_folder *f, u32 **out);
+
+/*
+ * The timeline: (time, tid, stack index) of every sample, in the order
+ * they were added, kept only when perfspy_folder__keep_timeline() asked
+ * for it (16 bytes a sample), for the speedscope writer's time order
+ * (docs/output.md §8). Stacks added without a time (other inputs) are
+ * not on it; a sample without a time (@has_time false) drops the whole
+ * timeline. 0 or -ENOMEM.
+ */
+struct fold_tl {
+	u64 time;  /* perf's sample time, nanoseconds */
+	u32 tid;
+	u32 stack; /* index for fold_stack() */
+};
+
+bool fold_timeline_on(const struct perfspy_folder *f);
+int fold_timeline_add(struct perfspy_folder *f, u64 time, bool has_time,
+		      u32 tid, u32 idx);
+/* The entries (NULL, *@nr 0 when there is no usable timeline). */
+const struct fold_tl *fold_timeline(const struct perfspy_folder *f, size_t *nr);
 
 #endif

@@ -250,3 +250,70 @@ void frame_thread_text(const struct frame_parts *p, char *buf)
 	memcpy(buf + 8, p->tid, p->tid_len);
 	buf[8 + p->tid_len] = ')';
 }
+
+size_t frame_group_prefix(const char *s, size_t len, const struct frame_parts *p)
+{
+	(void)len;
+	/* Only native frames: a Python frame's line is py-spy's, part of
+	 * what the frame is (docs/output.md §7.1). */
+	if (p->kind != FRAME_NATIVE || !p->has_line || !p->file)
+		return 0;
+	return (size_t)(p->file + p->file_len - s);
+}
+
+/* Library families by the start of a file's base name (docs/output.md
+ * §7.2). Earlier rows win: `libc10` is torch, not libc. */
+static const struct {
+	const char *prefix;
+	enum frame_lib lib;
+} lib_rules[] = {
+	{ "libtorch", FLIB_TORCH },   { "libc10", FLIB_TORCH },
+	{ "libcaffe2", FLIB_TORCH },  { "libshm", FLIB_TORCH },
+	{ "libcu", FLIB_CUDA },	      { "libnccl", FLIB_CUDA },
+	{ "libnv", FLIB_CUDA },	      { "libnvidia", FLIB_CUDA },
+	{ "libpython", FLIB_PYTHON }, { "python", FLIB_PYTHON },
+	{ "libc.", FLIB_CRT },	      { "libc-", FLIB_CRT },
+	{ "libm.", FLIB_CRT },	      { "libm-", FLIB_CRT },
+	{ "ld-", FLIB_CRT },	      { "ld.so", FLIB_CRT },
+	{ "libpthread", FLIB_CRT },   { "libdl.", FLIB_CRT },
+	{ "libdl-", FLIB_CRT },	      { "librt.", FLIB_CRT },
+	{ "librt-", FLIB_CRT },	      { "libstdc++", FLIB_CRT },
+	{ "libgcc_s", FLIB_CRT },     { "libresolv", FLIB_CRT },
+	{ "libopenblas", FLIB_MATH }, { "libblas", FLIB_MATH },
+	{ "liblapack", FLIB_MATH },   { "libmkl", FLIB_MATH },
+	{ "libgomp", FLIB_MATH },     { "libiomp", FLIB_MATH },
+	{ "libomp", FLIB_MATH },      { "libdnnl", FLIB_MATH },
+	{ "libgfortran", FLIB_MATH }, { "libsleef", FLIB_MATH },
+	{ "_multiarray", FLIB_MATH },
+};
+
+enum frame_lib frame_lib_of(const char *lib, size_t n)
+{
+	const char *slash;
+	size_t i;
+
+	if (!lib || !n || (n == 1 && lib[0] == '?'))
+		return FLIB_UNKNOWN;
+	slash = memrchr(lib, '/', n);
+	if (slash) {
+		n -= (size_t)(slash + 1 - lib);
+		lib = slash + 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(lib_rules); i++)
+		if (starts(lib, n, lib_rules[i].prefix))
+			return lib_rules[i].lib;
+	return FLIB_OTHER;
+}
+
+enum frame_lib frame_lib_family(const struct frame_parts *p)
+{
+	if (p->kind == FRAME_KERNEL)
+		return FLIB_KERNEL;
+	if (p->kind != FRAME_NATIVE)
+		return FLIB_OTHER;
+	if (!p->file) /* `[unknown]` and other bare names */
+		return FLIB_UNKNOWN;
+	/* `func (file.c:LINE)` names a source file, not a library: the
+	 * caller may know better (perfspy_write_opts.frame_lib). */
+	return frame_lib_of(p->file, p->file_len);
+}

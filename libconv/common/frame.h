@@ -96,4 +96,34 @@ void frame_thread_text(const struct frame_parts *p, char *buf);
  * line that holds ';' (§1.6). */
 size_t frame_process_head(const char *s, size_t len);
 
+/*
+ * Grouping by function (docs/output.md §7.1, the flame graph's and
+ * speedscope's frames): a native frame with a source line,
+ * `func (file.c:LINE)`, belongs to the group `func (file.c)`. Returns the
+ * length of its first part in @s, `func (file.c` (the group's text is
+ * that and a closing parenthesis), or 0 when the frame is its own group
+ * (Python, kernel and roots, native frames without a line).
+ */
+size_t frame_group_prefix(const char *s, size_t len, const struct frame_parts *p);
+
+/* Library families, one hue each in the flame graph (docs/output.md
+ * §7.2). */
+enum frame_lib {
+	FLIB_OTHER = 0, /* the program itself and libraries not listed */
+	FLIB_CRT,	/* libc, libm, ld.so, libstdc++, libgcc_s */
+	FLIB_PYTHON,	/* libpython, the python executable */
+	FLIB_TORCH,	/* libtorch*, libc10* */
+	FLIB_CUDA,	/* libcuda, libcudart, libcublas, libnccl, libnv* */
+	FLIB_MATH,	/* BLAS, LAPACK, OpenMP, oneDNN, NumPy's umath */
+	FLIB_UNKNOWN,	/* no mapping or no name: `0x.. (?)`, `[unknown]` */
+	FLIB_KERNEL,
+	FLIB_NR
+};
+
+/* The family of a library file name (a path or a base name). */
+enum frame_lib frame_lib_of(const char *lib, size_t len);
+/* The family of a native or kernel frame from its text alone: its file
+ * part when that names a library; a source file is FLIB_OTHER. */
+enum frame_lib frame_lib_family(const struct frame_parts *p);
+
 #endif

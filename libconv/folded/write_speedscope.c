@@ -12,16 +12,32 @@
  * profile per (pid, thread) (docs/pyspy-formats.md §2.1), except that the
  * thread frame does not repeat inside the profile.
  *
- * A profile's samples are its distinct stacks (frame indices, root
- * first) in the raw writer's order, each weighed by its count; unit
- * "none", since a folder holds counts (or periods) but no sampling rate.
+ * With a timeline (perfspy_folder__keep_timeline(), docs/output.md §8)
+ * a profile's samples are the thread's samples in time order, unit
+ * "nanoseconds": startValue is the recording's first sample time (perf's
+ * clock), and each sample weighs the time to the thread's next sample,
+ * so a sample starts at startValue plus the weights before it, which is
+ * its perf timestamp. A gap longer than 1.5 sampling intervals (the
+ * thread was off CPU or not yet started) is an empty sample, which
+ * speedscope draws as nothing, and the sample before it weighs one
+ * interval (the median time between the thread's samples). Every
+ * profile starts at the same startValue, so threads line up in time.
+ *
+ * Without one, a profile's samples are its distinct stacks (frame
+ * indices, root first) in the raw writer's order, each weighed by its
+ * count; unit "none", since a folder holds counts (or periods) but no
+ * sampling rate.
+ *
  * Frames: {"name"} plus "file" and "line" when the frame text has them
  * (`name (file:line)`); optional fields are left out rather than null,
- * as the schema types them as numbers.
+ * as the schema types them as numbers. Native frames are grouped by
+ * function as in the flame graph (write_group.c, docs/output.md §7.1):
+ * `f (file.c)`, no line, unless perfspy_write_opts.lineno.
  * "activeProfileIndex" opens the heaviest thread first.
  */
 #include "writers.h"
 #include "common/hash.h"
+#include "common/opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,9 +59,20 @@ struct ss {
 	struct ss_group *g;
 	size_t ng, cap_g;
 	struct idmap by_hash;	/* prefix hash -> group + 1 chain head */
-	struct idmap frame_idx; /* folder frame id -> speedscope index */
-	u32 *frames;		/* speedscope index -> folder frame id */
+	struct fgroups grp;
+	struct idmap frame_idx; /* group id -> speedscope index */
+	u32 *frames;		/* speedscope index -> group id */
 	size_t nframes, cap_frames;
+	u32 *stack_grp;		/* folder stack index -> profile (group) */
+	/* The timeline, sorted by profile then time (docs/output.md §8). */
+	struct ss_tl *tl;
+	size_t nr_tl;
+	u64 t0;			/* the first sample's time: every startValue */
+};
+
+struct ss_tl {
+	u64 time;
+	u32 prof, stack;
 };
 
 static u32 root_prefix(const struct perfspy_folder *f, const u32 *ids, u32 nr)
@@ -90,10 +117,15 @@ static int ss_group(struct ss *s, const u32 *ids, u32 k, u32 *out)
 	return 0;
 }
 
+/* The speedscope index of folder frame @id's group, made if new. */
 static int ss_frame(struct ss *s, u32 id)
 {
-	u64 *v = idmap_get(&s->frame_idx, id);
+	u64 *v;
+	int err = fgroups_of(&s->grp, id, &id);
 
+	if (err)
+		return err;
+	v = idmap_get(&s->frame_idx, id);
 	if (v)
 		return 0;
 	if (ensure_mem((void **)&s->frames, &s->cap_frames, sizeof(*s->frames),
@@ -120,7 +152,8 @@ static int ss_prepare(struct ss *s)
 		return err;
 	s->nr = perfspy_folder__nr_stacks(s->f);
 	s->next = xreallocarray(NULL, s->nr + 1, sizeof(*s->next));
-	if (!s->next)
+	s->stack_grp = xreallocarray(NULL, s->nr + 1, sizeof(*s->stack_grp));
+	if (!s->next || !s->stack_grp)
 		return -ENOMEM;
 	for (i = 0; i < s->nr; i++) {
 		fold_stack(s->f, s->order[i], &ids, &nr, &count);
@@ -137,15 +170,53 @@ static int ss_prepare(struct ss *s)
 			s->next[s->g[g].last] = (u32)i;
 		s->g[g].last = (u32)i;
 		s->g[g].total += count;
+		s->stack_grp[s->order[i]] = g;
 	}
 	return 0;
 }
 
-static void ss_put_frame(struct wout *w, const struct perfspy_folder *f, u32 id)
+static int cmp_tl(const void *a, const void *b)
+{
+	const struct ss_tl *x = a, *y = b;
+
+	if (x->prof != y->prof)
+		return x->prof < y->prof ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+/* The folder's timeline by profile and time; none (s->nr_tl 0) when the
+ * folder kept none or it does not cover the stacks (combined inputs). */
+static int ss_timeline(struct ss *s)
+{
+	size_t i, nr;
+	const struct fold_tl *tl = fold_timeline(s->f, &nr);
+
+	if (!tl)
+		return 0;
+	for (i = 0; i < nr; i++)
+		if (tl[i].stack >= s->nr)
+			return 0;
+	s->tl = xreallocarray(NULL, nr, sizeof(*s->tl));
+	if (!s->tl)
+		return -ENOMEM;
+	s->t0 = tl[0].time;
+	for (i = 0; i < nr; i++) {
+		s->tl[i] = (struct ss_tl){ tl[i].time, s->stack_grp[tl[i].stack], tl[i].stack };
+		if (tl[i].time < s->t0)
+			s->t0 = tl[i].time;
+	}
+	xqsort(s->tl, nr, sizeof(*s->tl), cmp_tl);
+	s->nr_tl = nr;
+	return 0;
+}
+
+static void ss_put_frame(struct wout *w, const struct fgroups *grp, u32 id)
 {
 	struct frame_parts p;
 
-	frame_parse(fold_name(f, id), fold_name_len(f, id), &p);
+	frame_parse(fgroups_name(grp, id), fgroups_len(grp, id), &p);
 	wout_str(w, "{\"name\":\"");
 	wout_json(w, p.func, p.func_len);
 	wout_str(w, "\"");
@@ -176,11 +247,108 @@ static void ss_put_name(struct wout *w, const struct ss *s,
 	wout_str(w, "\"");
 }
 
+/* The frame indices of folder stack @idx without its root prefix. */
+static void ss_put_stack(struct wout *w, const struct ss *s, u32 idx, u32 nprefix)
+{
+	const u32 *ids;
+	u32 nr, j, g;
+	u64 count;
+
+	fold_stack(s->f, idx, &ids, &nr, &count);
+	wout_str(w, "[");
+	for (j = nprefix; j < nr; j++) {
+		if (j > nprefix)
+			wout_str(w, ",");
+		/* ss_prepare() numbered every group: no failure left. */
+		g = s->grp.gid[ids[j]];
+		wout_u64(w, *idmap_get(&s->frame_idx, g));
+	}
+	wout_str(w, "]");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A thread's sampling interval: the median of the positive times between
+ * its samples [@a, @b) (1 ns when it has none). 0 or -ENOMEM. */
+static int ss_interval(const struct ss *s, size_t a, size_t b, u64 *out)
+{
+	u64 *d = xreallocarray(NULL, b - a + 1, sizeof(*d));
+	size_t i, n = 0;
+
+	if (!d)
+		return -ENOMEM;
+	for (i = a + 1; i < b; i++)
+		if (s->tl[i].time > s->tl[i - 1].time)
+			d[n++] = s->tl[i].time - s->tl[i - 1].time;
+	xqsort(d, n, sizeof(*d), cmp_u64);
+	*out = n ? d[n / 2] : 1;
+	free(d);
+	return 0;
+}
+
+/* Profile @gi from the timeline entries [@a, @b): samples in time
+ * order, weights in nanoseconds (see the head comment). */
+static int ss_put_timed(struct wout *w, const struct ss *s, size_t gi,
+			size_t a, size_t b, const char *title)
+{
+	const struct ss_group *g = &s->g[gi];
+	u64 iv, d, end = s->t0;
+	size_t i, k;
+	int pass, err = ss_interval(s, a, b, &iv);
+
+	if (err)
+		return err;
+	wout_str(w, "{\"type\":\"sampled\",");
+	ss_put_name(w, s, g, title);
+	wout_str(w, ",\"unit\":\"nanoseconds\",\"startValue\":");
+	wout_u64(w, s->t0);
+	wout_str(w, ",\"endValue\":");
+	if (a < b)
+		end = s->tl[b - 1].time + iv;
+	wout_u64(w, end);
+	/* Two passes over the same rule: the samples, then their weights. */
+	for (pass = 0; pass < 2; pass++) {
+		wout_str(w, pass ? "],\n\"weights\":[" : ",\n\"samples\":[");
+		k = 0;
+		if (a < b && s->tl[a].time > s->t0) { /* not started yet */
+			if (pass)
+				wout_u64(w, s->tl[a].time - s->t0);
+			else
+				wout_str(w, "[]");
+			k++;
+		}
+		for (i = a; i < b; i++) {
+			d = i + 1 < b ? s->tl[i + 1].time - s->tl[i].time : iv;
+			if (k++)
+				wout_str(w, pass ? "," : ",\n");
+			if (pass)
+				wout_u64(w, d > iv + iv / 2 ? iv : d);
+			else
+				ss_put_stack(w, s, s->tl[i].stack, g->nprefix);
+			if (d > iv + iv / 2) { /* off CPU: an empty sample */
+				wout_str(w, pass ? "," : ",\n");
+				if (pass)
+					wout_u64(w, d - iv);
+				else
+					wout_str(w, "[]");
+				k++;
+			}
+		}
+	}
+	wout_str(w, "]}");
+	return 0;
+}
+
 static void ss_put_profile(struct wout *w, const struct ss *s,
 			   const struct ss_group *g, const char *title)
 {
 	const u32 *ids;
-	u32 nr, j, i;
+	u32 nr, i;
 	u64 count;
 
 	wout_str(w, "{\"type\":\"sampled\",");
@@ -189,14 +357,9 @@ static void ss_put_profile(struct wout *w, const struct ss *s,
 	wout_u64(w, g->total);
 	wout_str(w, ",\n\"samples\":[");
 	for (i = g->first; i != UINT32_MAX; i = s->next[i]) {
-		fold_stack(s->f, s->order[i], &ids, &nr, &count);
-		wout_str(w, i == g->first ? "[" : ",\n[");
-		for (j = g->nprefix; j < nr; j++) {
-			if (j > g->nprefix)
-				wout_str(w, ",");
-			wout_u64(w, *idmap_get(&s->frame_idx, ids[j]));
-		}
-		wout_str(w, "]");
+		if (i != g->first)
+			wout_str(w, ",\n");
+		ss_put_stack(w, s, s->order[i], g->nprefix);
 	}
 	wout_str(w, "],\n\"weights\":[");
 	for (i = g->first; i != UINT32_MAX; i = s->next[i]) {
@@ -216,9 +379,10 @@ static void ss_put_empty(struct wout *w, const char *title)
 		    "\"samples\":[],\"weights\":[]}");
 }
 
-static void ss_put(struct wout *w, const struct ss *s, const char *title)
+static int ss_put(struct wout *w, const struct ss *s, const char *title)
 {
-	size_t i, heaviest = 0;
+	size_t i, heaviest = 0, a = 0, b;
+	int err = 0;
 
 	for (i = 1; i < s->ng; i++)
 		if (s->g[i].total > s->g[heaviest].total)
@@ -230,22 +394,31 @@ static void ss_put(struct wout *w, const struct ss *s, const char *title)
 	for (i = 0; i < s->nframes; i++) {
 		if (i)
 			wout_str(w, ",\n");
-		ss_put_frame(w, s->f, s->frames[i]);
+		ss_put_frame(w, &s->grp, s->frames[i]);
 	}
 	wout_str(w, "]},\n\"profiles\":[\n");
 	if (!s->ng) /* speedscope wants a profile to show, even an empty one */
 		ss_put_empty(w, title);
-	for (i = 0; i < s->ng; i++) {
+	for (i = 0; !err && i < s->ng; i++) {
 		if (i)
 			wout_str(w, ",\n");
-		ss_put_profile(w, s, &s->g[i], title);
+		if (!s->nr_tl) {
+			ss_put_profile(w, s, &s->g[i], title);
+			continue;
+		}
+		for (b = a; b < s->nr_tl && s->tl[b].prof == i; b++)
+			;
+		err = ss_put_timed(w, s, i, a, b, title);
+		a = b;
 	}
 	wout_str(w, "]}\n");
+	return err;
 }
 
 int write_speedscope(const struct perfspy_folder *f, FILE *out,
-		     const char *title)
+		     const struct perfspy_write_opts *opts)
 {
+	const char *title = OPTS_GET(opts, title, NULL);
 	struct ss s = { .f = f };
 	struct wout w;
 	int err;
@@ -253,9 +426,16 @@ int write_speedscope(const struct perfspy_folder *f, FILE *out,
 	err = wout_init(&w, out);
 	if (err)
 		return err;
-	err = ss_prepare(&s);
+	err = fgroups_init(&s.grp, f, OPTS_GET(opts, lineno, false));
 	if (!err)
-		ss_put(&w, &s, title ? title : "perfspy");
+		err = ss_prepare(&s);
+	if (!err)
+		err = ss_timeline(&s);
+	if (!err)
+		err = ss_put(&w, &s, title ? title : "perfspy");
+	fgroups_free(&s.grp);
+	free(s.stack_grp);
+	free(s.tl);
 	free(s.order);
 	free(s.next);
 	free(s.g);

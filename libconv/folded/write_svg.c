@@ -13,6 +13,14 @@
  * reading pixels back. Nodes narrower than 0.1 px of the 1180 px plot are
  * left out, flamegraph.pl's and inferno's default --minwidth.
  *
+ * Issue 15 (docs/output.md §7.1-7.3): native frames are merged by
+ * function (write_group.c), the lines they stood for listed in the
+ * tooltip's second line with their shares; native frames are coloured
+ * by library family; the details line and "Matched:" sit in a bar under
+ * the title that the script keeps at the top of the window while the
+ * page scrolls, and the script stretches the plot to the window's width
+ * (the file as written is 1200 px wide, for viewers without scripts).
+ *
  * Invariants: the same stacks give the same bytes (sorted siblings,
  * integer pixel arithmetic, colours from a hash of the function name);
  * every byte of input text is escaped (wout_xml); nothing is loaded from
@@ -20,6 +28,7 @@
  */
 #include "writers.h"
 #include "common/hash.h"
+#include "common/opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,8 +38,10 @@
 #define FG_PAD 10
 #define FG_PLOT 1180	/* FG_WIDTH - 2 * FG_PAD */
 #define FG_ROW 16	/* rect height 15 + 1 px gap */
-#define FG_TOP 56	/* title row and legend above the frames */
-#define FG_BOTTOM 34	/* details line below */
+#define FG_BAR 50	/* top of the details bar, under title and legend */
+#define FG_TOP 76	/* title row, legend and details bar above the frames */
+#define FG_BOTTOM 10
+#define FG_LINES 6	/* source lines listed in a tooltip */
 #define FG_CHAR100 725	/* monospace 12px advance ~ 0.6em, in 1/100 px */
 #define FG_NONE UINT32_MAX
 
@@ -44,11 +55,25 @@ struct fg_node {
 	u64 start;	 /* weight left of this node at its depth */
 };
 
+/* Weight of one source line of a grouped node: the folder frame it came
+ * from. */
+struct fg_line {
+	u32 node, frame;
+	u64 w;
+	const char *txt; /* the frame's text, set for sorting */
+	u32 len;
+};
+
 struct fg_tree {
 	const struct perfspy_folder *f;
+	const struct perfspy_write_opts *opts;
+	struct fgroups grp; /* fg_node.name is a group id */
 	struct fg_node *n;
 	size_t nr, cap;
 	struct htab tab; /* (parent, name) -> node (struct fg_slot) */
+	struct fg_line *lines; /* sorted by node, then weight down */
+	size_t nr_lines, cap_lines;
+	struct idmap line_idx; /* node << 32 | frame -> index + 1 in lines */
 };
 
 struct fg_slot {
@@ -115,10 +140,28 @@ static int fg_child(struct fg_tree *t, u32 parent, u32 name, u32 *out)
 	return err;
 }
 
+/* Credit @w to source line (folder frame) @frame of grouped node @node. */
+static int fg_add_line(struct fg_tree *t, u32 node, u32 frame, u64 w)
+{
+	u64 *v = idmap_put(&t->line_idx, (u64)node << 32 | frame);
+
+	if (!v)
+		return -ENOMEM;
+	if (!*v) {
+		if (ensure_mem((void **)&t->lines, &t->cap_lines, sizeof(*t->lines),
+			       t->nr_lines + 1))
+			return -ENOMEM;
+		t->lines[t->nr_lines++] = (struct fg_line){ node, frame, 0 };
+		*v = t->nr_lines;
+	}
+	t->lines[*v - 1].w += w;
+	return 0;
+}
+
 static int fg_build(struct fg_tree *t)
 {
 	size_t i, nr = perfspy_folder__nr_stacks(t->f);
-	u32 root, cur, j, n;
+	u32 root, cur, j, n, g;
 	const u32 *ids;
 	u64 count;
 	int err = fg_new_node(t, FG_NONE, FG_NONE, &root);
@@ -128,12 +171,42 @@ static int fg_build(struct fg_tree *t)
 		cur = root;
 		t->n[cur].total += count;
 		for (j = 0; !err && j < n; j++) {
-			err = fg_child(t, cur, ids[j], &cur);
+			err = fgroups_of(&t->grp, ids[j], &g);
 			if (!err)
-				t->n[cur].total += count;
+				err = fg_child(t, cur, g, &cur);
+			if (err)
+				break;
+			t->n[cur].total += count;
+			if (t->grp.grouped[g])
+				err = fg_add_line(t, cur, ids[j], count);
 		}
 	}
 	return err;
+}
+
+/* Heaviest line first; ties by the frame text, so output is stable. */
+static int cmp_line(const void *a, const void *b)
+{
+	const struct fg_line *x = a, *y = b;
+	int c;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	c = memcmp(x->txt, y->txt, x->len < y->len ? x->len : y->len);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void fg_sort_lines(struct fg_tree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_lines; i++) {
+		t->lines[i].txt = fold_name(t->f, t->lines[i].frame);
+		t->lines[i].len = fold_name_len(t->f, t->lines[i].frame);
+	}
+	xqsort(t->lines, t->nr_lines, sizeof(*t->lines), cmp_line);
 }
 
 struct fg_sib {
@@ -169,8 +242,8 @@ static int fg_layout(struct fg_tree *t)
 		return -ENOMEM;
 	for (i = 1; i < t->nr; i++)
 		s[k++] = (struct fg_sib){ t->n[i].parent, (u32)i,
-					  fold_name(t->f, t->n[i].name),
-					  fold_name_len(t->f, t->n[i].name) };
+					  fgroups_name(&t->grp, t->n[i].name),
+					  fgroups_len(&t->grp, t->n[i].name) };
 	xqsort(s, k, sizeof(*s), cmp_sib);
 	for (i = k; i-- > 0;) { /* prepend in reverse: lists end up sorted */
 		t->n[s[i].node].sibling = t->n[s[i].parent].child;
@@ -207,33 +280,78 @@ static void put_px(struct wout *w, u64 px100)
 		 (unsigned long long)(px100 % 100));
 }
 
-/* Fill colour by kind (Python green, native warm, kernel blue, roots
- * grey), the shade from a hash of the function name so one function
- * keeps one colour across the graph, as flamegraph.pl's palettes do. */
-static void put_fill(struct wout *w, const struct frame_parts *p, bool root)
-{
-	u64 h = hash_bytes(p->func, p->func_len, 0);
-	unsigned a = (unsigned)(h & 0xff), b = (unsigned)(h >> 8 & 0xff),
-		 c = (unsigned)(h >> 16 & 0xff);
-	unsigned r, g, bl;
+/*
+ * Colour families (docs/output.md §7.2): each is a box in RGB space,
+ * base + spread; the shade inside it comes from a hash of the function
+ * name, so one function keeps one colour across the graph, as
+ * flamegraph.pl's palettes do. Python frames green, the kernel blue,
+ * roots grey, native frames by library family: the program and other
+ * libraries yellow-orange, the C runtime red, the interpreter olive,
+ * torch deep orange, CUDA violet, BLAS/OpenMP pink, no name brown-grey.
+ * The boxes do not overlap, so a family reads apart at any shade; the
+ * legend shows each box's middle.
+ */
+enum fg_fam { FAM_ROOT, FAM_PY, FAM_NAT0 };
 
-	if (root || frame_is_root(p->kind)) {
-		r = g = bl = 196 + a * 30 / 255;
-	} else if (p->kind == FRAME_PYTHON) {
-		r = 60 + a * 70 / 255, g = 175 + b * 60 / 255, bl = 80 + c * 70 / 255;
-	} else if (p->kind == FRAME_KERNEL) {
-		r = 90 + a * 60 / 255, g = 140 + b * 50 / 255, bl = 215 + c * 40 / 255;
-	} else {
-		r = 215 + a * 40 / 255, g = 95 + b * 120 / 255, bl = 30 + c * 50 / 255;
+static const struct fg_family {
+	const char *cls, *legend;
+	u8 base[3], spread[3];
+} fg_fams[] = {
+	[FAM_ROOT] = { "rt", "thread/process", { 196, 196, 196 }, { 30, 30, 30 } },
+	[FAM_PY] = { "py", "Python", { 60, 175, 80 }, { 70, 60, 70 } },
+	[FAM_NAT0 + FLIB_OTHER] = { "nat", "native", { 225, 165, 30 }, { 30, 55, 40 } },
+	[FAM_NAT0 + FLIB_CRT] = { "crt", "libc/ld/libstdc++", { 200, 55, 55 }, { 40, 35, 30 } },
+	[FAM_NAT0 + FLIB_PYTHON] = { "pyrt", "libpython", { 170, 170, 70 }, { 30, 25, 30 } },
+	[FAM_NAT0 + FLIB_TORCH] = { "torch", "libtorch/c10", { 235, 105, 0 }, { 20, 30, 25 } },
+	[FAM_NAT0 + FLIB_CUDA] = { "cuda", "CUDA", { 150, 85, 205 }, { 35, 35, 45 } },
+	[FAM_NAT0 + FLIB_MATH] = { "math", "BLAS/OpenMP", { 230, 125, 175 }, { 25, 30, 35 } },
+	[FAM_NAT0 + FLIB_UNKNOWN] = { "unk", "no symbol", { 165, 140, 120 }, { 20, 20, 20 } },
+	[FAM_NAT0 + FLIB_KERNEL] = { "ker", "kernel", { 70, 140, 215 }, { 50, 45, 40 } },
+};
+
+static size_t fg_first_line(const struct fg_tree *t, u32 i);
+
+/* The family of node @i: its kind, for native frames their library,
+ * from the frame text or from the caller (perfspy_write_opts.frame_lib)
+ * when the text names a source file. The caller knows the frames as the
+ * folder holds them: a grouped node asks about its heaviest line. */
+static unsigned fg_family(const struct fg_tree *t, u32 i, const char *s, size_t len,
+			  const struct frame_parts *p, bool root)
+{
+	enum frame_lib lib;
+	const char *name;
+	size_t k;
+
+	if (root || frame_is_root(p->kind))
+		return FAM_ROOT;
+	if (p->kind == FRAME_PYTHON)
+		return FAM_PY;
+	lib = frame_lib_family(p);
+	if (lib == FLIB_OTHER && p->kind == FRAME_NATIVE && t->opts &&
+	    OPTS_GET(t->opts, frame_lib, NULL)) {
+		k = fg_first_line(t, i);
+		if (k < t->nr_lines && t->lines[k].node == i) {
+			s = t->lines[k].txt;
+			len = t->lines[k].len;
+		}
+		name = t->opts->frame_lib(t->opts->frame_lib_ctx, s, len);
+		if (name)
+			lib = frame_lib_of(name, strlen(name));
 	}
-	wout_fmt(w, "rgb(%u,%u,%u)", r, g, bl);
+	return FAM_NAT0 + lib;
 }
 
-static const char *kind_class(const struct frame_parts *p, bool root)
+static void put_fill(struct wout *w, const struct frame_parts *p, unsigned fam)
 {
-	if (root || frame_is_root(p->kind))
-		return "rt";
-	return p->kind == FRAME_PYTHON ? "py" : p->kind == FRAME_KERNEL ? "ker" : "nat";
+	const struct fg_family *c = &fg_fams[fam];
+	u64 h = hash_bytes(p->func, p->func_len, 0);
+	unsigned v[3], k;
+
+	for (k = 0; k < 3; k++)
+		v[k] = c->base[k] + (unsigned)(h >> (8 * k) & 0xff) * c->spread[k] / 255;
+	if (fam == FAM_ROOT) /* grey stays grey */
+		v[1] = v[2] = v[0];
+	wout_fmt(w, "rgb(%u,%u,%u)", v[0], v[1], v[2]);
 }
 
 /* Label fitted to the rect: whole, or cut with ".." (flamegraph.pl's
@@ -254,29 +372,76 @@ static void put_label(struct wout *w, const char *s, size_t len, u64 w100)
 	wout_str(w, "..");
 }
 
+/* The first of node @i's lines in t->lines, or t->nr_lines. */
+static size_t fg_first_line(const struct fg_tree *t, u32 i)
+{
+	size_t lo = 0, hi = t->nr_lines, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->lines[mid].node < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The tooltip's second line for a grouped node: `lines: FILE:LINE (P%),
+ * ...`, heaviest first, shares of the node's weight. */
+static void fg_put_lines(struct wout *w, const struct fg_tree *t, u32 i)
+{
+	size_t k = fg_first_line(t, i), end = k, shown;
+	struct frame_parts p;
+
+	while (end < t->nr_lines && t->lines[end].node == i)
+		end++;
+	if (k == end)
+		return;
+	wout_str(w, "\nlines: ");
+	for (shown = 0; k < end && shown < FG_LINES; k++, shown++) {
+		const char *s = fold_name(t->f, t->lines[k].frame);
+
+		frame_parse(s, fold_name_len(t->f, t->lines[k].frame), &p);
+		if (shown)
+			wout_str(w, ", ");
+		wout_xml(w, p.file, p.file_len);
+		wout_fmt(w, ":%ld (", p.line);
+		wout_fixed(w, t->lines[k].w * 100, t->n[i].total ? t->n[i].total : 1, 1);
+		wout_str(w, "%)");
+	}
+	if (k < end)
+		wout_fmt(w, ", +%zu more", end - k);
+}
+
 static void fg_put_node(struct wout *w, const struct fg_tree *t, u32 i)
 {
 	const struct fg_node *n = &t->n[i];
-	const char *name = i ? fold_name(t->f, n->name) : "all";
-	size_t len = i ? fold_name_len(t->f, n->name) : 3;
+	const char *name = i ? fgroups_name(&t->grp, n->name) : "all";
+	size_t len = i ? fgroups_len(&t->grp, n->name) : 3;
 	u64 x100 = FG_PAD * 100 + fg_px100(t, n->start), w100 = fg_px100(t, n->total);
 	u64 y = FG_TOP + (u64)n->depth * FG_ROW;
 	struct frame_parts p;
+	unsigned fam;
 
 	frame_parse(name, len, &p);
+	fam = fg_family(t, i, name, len, &p, !i);
 	wout_fmt(w, "<g class=\"f %s\" data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\"><title>",
-		 kind_class(&p, !i), (unsigned long long)n->start,
+		 fg_fams[fam].cls, (unsigned long long)n->start,
 		 (unsigned long long)n->total, n->depth);
 	wout_xml(w, name, len);
 	wout_fmt(w, " (%llu sample%s, ", (unsigned long long)n->total,
 		 n->total == 1 ? "" : "s");
 	wout_fixed(w, n->total * 100, t->n[0].total ? t->n[0].total : 1, 2);
-	wout_str(w, "%)</title><rect x=\"");
+	wout_str(w, "%)");
+	if (i && t->grp.grouped[n->name])
+		fg_put_lines(w, t, i);
+	wout_str(w, "</title><rect x=\"");
 	put_px(w, x100);
 	wout_fmt(w, "\" y=\"%llu\" width=\"", (unsigned long long)y);
 	put_px(w, w100);
 	wout_str(w, "\" height=\"15\" fill=\"");
-	put_fill(w, &p, !i);
+	put_fill(w, &p, fam);
 	wout_str(w, "\"/><text x=\"");
 	put_px(w, x100 + 300);
 	wout_fmt(w, "\" y=\"%llu\">", (unsigned long long)y + 11);
@@ -316,6 +481,7 @@ static const char fg_style[] =
 	"<style type=\"text/css\">\n"
 	"text { font-family: monospace; font-size: 12px; fill: #000; }\n"
 	".bg { fill: #f6f6f2; }\n"
+	".barbg { fill: #e8e8e0; stroke: #c8c8c0; stroke-width: 0.5; }\n"
 	".title { font-size: 16px; text-anchor: middle; }\n"
 	".btn { cursor: pointer; fill: #1a4c9c; text-decoration: underline; }\n"
 	".lg { font-size: 11px; }\n"
@@ -334,22 +500,28 @@ static const char fg_style[] =
  * frame spans the plot, its ancestors stay full width and faded, frames
  * outside its range are hidden. Search takes a regular expression (a
  * literal if it does not compile), paints matches magenta and prints the
- * share they cover, counting nested matches once.
+ * share they cover, counting nested matches once. The plot is as wide as
+ * the window (fitWidth, on load and resize); the details bar follows the
+ * scroll position so it stays at the top of the window (keepBar), as an
+ * SVG document has no position: fixed (docs/output.md §7.3).
  */
 static const char fg_script[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"
 	"'use strict';\n"
 	"(function () {\n"
 	"  var svg = document.documentElement, W = 1180, PAD = 10, CW = 7.25;\n"
+	"  var BAR = +svg.getAttribute('data-bar');\n"
 	"  var total = +svg.getAttribute('data-total');\n"
 	"  var frames = Array.prototype.slice.call(document.querySelectorAll('#frames > g'));\n"
 	"  var details = document.getElementById('details');\n"
 	"  var matched = document.getElementById('matched');\n"
 	"  var unzoomBtn = document.getElementById('unzoom');\n"
 	"  var searchBtn = document.getElementById('search');\n"
+	"  var bar = document.getElementById('bar');\n"
 	"  var zoom = null, term = null;\n"
 	"  function num(g, k) { return +g.getAttribute('data-' + k); }\n"
-	"  function info(g) { return g.querySelector('title').textContent; }\n"
+	"  function tip(g) { return g.querySelector('title').textContent; }\n"
+	"  function info(g) { return tip(g).split('\\n')[0]; }\n"
 	"  function name(g) { return info(g).replace(/ \\([^()]*\\)$/, ''); }\n"
 	"  function fit(g, w) {\n"
 	"    var s = Array.from(name(g)), max = Math.floor((w - 6) / CW);\n"
@@ -372,6 +544,24 @@ static const char fg_script[] =
 	"      g.querySelector('text').setAttribute('x', (x + 3).toFixed(2));\n"
 	"      fit(g, w);\n"
 	"    });\n"
+	"  }\n"
+	"  function fitWidth() {\n"
+	"    var vw = Math.max(document.documentElement.clientWidth || window.innerWidth || 0, 400);\n"
+	"    var h = svg.getAttribute('height');\n"
+	"    W = vw - 2 * PAD;\n"
+	"    svg.setAttribute('width', vw);\n"
+	"    svg.setAttribute('viewBox', '0 0 ' + vw + ' ' + h);\n"
+	"    Array.prototype.forEach.call(document.querySelectorAll('.bg, .barbg'), function (r) {\n"
+	"      r.setAttribute('width', vw);\n"
+	"    });\n"
+	"    document.getElementById('title').setAttribute('x', vw / 2);\n"
+	"    searchBtn.setAttribute('x', vw - PAD);\n"
+	"    matched.setAttribute('x', vw - PAD);\n"
+	"    place();\n"
+	"  }\n"
+	"  function keepBar() {\n"
+	"    var y = Math.max(0, (window.scrollY || window.pageYOffset || 0) - BAR);\n"
+	"    bar.setAttribute('transform', 'translate(0,' + y + ')');\n"
 	"  }\n"
 	"  function setZoom(g) {\n"
 	"    zoom = g && num(g, 'd') > 0 ? g : null;\n"
@@ -405,7 +595,9 @@ static const char fg_script[] =
 	"  }\n"
 	"  frames.forEach(function (g) {\n"
 	"    g.addEventListener('click', function () { setZoom(g); });\n"
-	"    g.addEventListener('mouseover', function () { details.textContent = info(g); });\n"
+	"    g.addEventListener('mouseover', function () {\n"
+	"      details.textContent = tip(g).replace(/\\n/g, '  ');\n"
+	"    });\n"
 	"    g.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
 	"  });\n"
 	"  unzoomBtn.addEventListener('click', function () { setZoom(null); });\n"
@@ -419,28 +611,35 @@ static const char fg_script[] =
 	"      setZoom(null);\n"
 	"    }\n"
 	"  });\n"
+	"  window.addEventListener('resize', fitWidth);\n"
+	"  window.addEventListener('scroll', keepBar);\n"
 	"  var q = /[?&]s=([^&]*)/.exec(window.location.search);\n"
-	"  place();\n"
+	"  fitWidth();\n"
+	"  keepBar();\n"
 	"  if (q) search(decodeURIComponent(q[1]));\n"
 	"})();\n"
 	"]]></script>\n";
 
+/* One swatch per family, at the middle of its colour box. */
 static void fg_put_legend(struct wout *w)
 {
-	static const struct { const char *name, *fill; } items[] = {
-		{ "Python", "rgb(95,205,115)" },
-		{ "native", "rgb(235,155,55)" },
-		{ "kernel", "rgb(120,165,235)" },
-		{ "thread/process", "rgb(211,211,211)" },
-	};
-	unsigned i, x = FG_PAD;
+	static const u8 order[] = { FAM_PY, FAM_NAT0 + FLIB_OTHER, FAM_NAT0 + FLIB_CRT,
+				    FAM_NAT0 + FLIB_PYTHON, FAM_NAT0 + FLIB_TORCH,
+				    FAM_NAT0 + FLIB_CUDA, FAM_NAT0 + FLIB_MATH,
+				    FAM_NAT0 + FLIB_KERNEL, FAM_NAT0 + FLIB_UNKNOWN,
+				    FAM_ROOT };
+	unsigned i, k, x = FG_PAD, v[3];
 
 	wout_str(w, "<g id=\"legend\">");
-	for (i = 0; i < ARRAY_SIZE(items); i++) {
-		wout_fmt(w, "<rect x=\"%u\" y=\"34\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-			 "<text class=\"lg\" x=\"%u\" y=\"43\">%s</text>",
-			 x, items[i].fill, x + 14, items[i].name);
-		x += 14 + 8 * (unsigned)strlen(items[i].name) + 16;
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		const struct fg_family *c = &fg_fams[order[i]];
+
+		for (k = 0; k < 3; k++)
+			v[k] = c->base[k] + c->spread[k] / 2u;
+		wout_fmt(w, "<rect x=\"%u\" y=\"34\" width=\"10\" height=\"10\" "
+			 "fill=\"rgb(%u,%u,%u)\"/><text class=\"lg\" x=\"%u\" y=\"43\">%s</text>",
+			 x, v[0], v[1], v[2], x + 14, c->legend);
+		x += 14 + 7 * (unsigned)strlen(c->legend) + 14;
 	}
 	wout_str(w, "</g>\n");
 }
@@ -461,9 +660,9 @@ static void fg_put_head(struct wout *w, const struct fg_tree *t, const char *tit
 
 	wout_str(w, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
 	wout_fmt(w, "<svg version=\"1.1\" width=\"%d\" height=\"%llu\" viewBox=\"0 0 %d %llu\" "
-		 "xmlns=\"http://www.w3.org/2000/svg\" data-total=\"%llu\">\n",
+		 "xmlns=\"http://www.w3.org/2000/svg\" data-total=\"%llu\" data-bar=\"%d\">\n",
 		 FG_WIDTH, (unsigned long long)h, FG_WIDTH, (unsigned long long)h,
-		 (unsigned long long)t->n[0].total);
+		 (unsigned long long)t->n[0].total, FG_BAR);
 	wout_str(w, "<!-- perfspy flame graph (root on top). Click a frame to zoom, "
 		    "Search or Ctrl-F to highlight, Escape to reset. -->\n<title>");
 	wout_xml(w, title, strlen(title));
@@ -476,16 +675,26 @@ static void fg_put_head(struct wout *w, const struct fg_tree *t, const char *tit
 	wout_str(w, "</text>\n");
 	fg_put_legend(w);
 	wout_fmt(w, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
-		 "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n"
-		 "<text id=\"details\" x=\"%d\" y=\"%llu\"> </text>\n"
-		 "<text id=\"matched\" x=\"%d\" y=\"%llu\" text-anchor=\"end\"> </text>\n",
-		 FG_PAD, FG_WIDTH - FG_PAD, FG_PAD, (unsigned long long)h - 12,
-		 FG_WIDTH - FG_PAD, (unsigned long long)h - 12);
+		 "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n",
+		 FG_PAD, FG_WIDTH - FG_PAD);
 }
 
-int write_svg(const struct perfspy_folder *f, FILE *out, const char *title)
+/* The details bar, written after the frames so it is drawn over them
+ * when the script moves it down to the top of the window. */
+static void fg_put_bar(struct wout *w)
 {
-	struct fg_tree t = { .f = f };
+	wout_fmt(w, "<g id=\"bar\"><rect class=\"barbg\" x=\"0\" y=\"%d\" width=\"%d\" "
+		 "height=\"20\"/>\n"
+		 "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
+		 "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text></g>\n",
+		 FG_BAR, FG_WIDTH, FG_PAD, FG_BAR + 14, FG_WIDTH - FG_PAD, FG_BAR + 14);
+}
+
+int write_svg(const struct perfspy_folder *f, FILE *out,
+	      const struct perfspy_write_opts *opts)
+{
+	struct fg_tree t = { .f = f, .opts = opts };
+	const char *title = OPTS_GET(opts, title, NULL);
 	struct wout w;
 	int err;
 
@@ -493,18 +702,25 @@ int write_svg(const struct perfspy_folder *f, FILE *out, const char *title)
 	if (err)
 		return err;
 	htab_init(&t.tab, sizeof(struct fg_slot), 1024);
-	err = fg_build(&t);
+	err = fgroups_init(&t.grp, f, OPTS_GET(opts, lineno, false));
+	if (!err)
+		err = fg_build(&t);
 	if (!err)
 		err = fg_layout(&t);
 	if (!err) {
+		fg_sort_lines(&t);
 		fg_put_head(&w, &t, title ? title : "perfspy");
 		wout_str(&w, "<g id=\"frames\">\n");
 		err = fg_put_frames(&w, &t);
 		wout_str(&w, "</g>\n");
+		fg_put_bar(&w);
 		wout_str(&w, fg_script);
 		wout_str(&w, "</svg>\n");
 	}
 	free(t.n);
+	free(t.lines);
+	idmap_free(&t.line_idx);
+	fgroups_free(&t.grp);
 	htab_free(&t.tab);
 	if (err) {
 		free(w.buf);

@@ -67,6 +67,7 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	c->stats = stats;
 	c->o = *o;
 	htab_init(&c->cache, sizeof(struct stk_cache_ent), 4096);
+	strset_init(&c->libs);
 	err = py_ctx_new(py, &c->py);
 	if (err)
 		return err;
@@ -88,6 +89,8 @@ void stk_free(struct stk_ctx *c)
 	free(c->sflags);
 	free(c->uframes);
 	idmap_free(&c->inlined);
+	idmap_free(&c->src_frames);
+	strset_free(&c->libs);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -128,6 +131,43 @@ bool stk_frame_inlined(const struct stk_ctx *c, const char *s, size_t len)
 	v = idmap_get(&c->inlined, text_key(s, len));
 	return v && fold_name_len(c->folder, (u32)*v) == len &&
 	       !memcmp(fold_name(c->folder, (u32)*v), s, len);
+}
+
+/* Remember that frame @id, whose text names a source file, came from
+ * library @lib. Same 32-bit hash rule as mark_inlined(). */
+static int mark_src(struct stk_ctx *c, u32 id, const char *lib)
+{
+	u32 lid;
+	u64 *v;
+	int r;
+
+	if (id == FOLD_NO_ID || !c->folder)
+		return 0;
+	r = strset_add(&c->libs, lib, strlen(lib), &lid);
+	if (r < 0)
+		return r;
+	v = idmap_put(&c->src_frames,
+		      text_key(fold_name(c->folder, id), fold_name_len(c->folder, id)));
+	if (!v)
+		return -ENOMEM;
+	*v = (u64)lid << 32 | id;
+	return 0;
+}
+
+const char *stk_frame_lib(const struct stk_ctx *c, const char *s, size_t len)
+{
+	u64 *v;
+	u32 id;
+
+	if (!c->folder)
+		return NULL;
+	v = idmap_get(&c->src_frames, text_key(s, len));
+	if (!v)
+		return NULL;
+	id = (u32)*v;
+	if (fold_name_len(c->folder, id) != len || memcmp(fold_name(c->folder, id), s, len))
+		return NULL;
+	return strset_str(&c->libs, (u32)(*v >> 32));
 }
 
 /* ------------------------------------------------------------ render */
@@ -231,6 +271,8 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 		/* frames[0 .. n-2] are inlined into the next one (symbols.h). */
 		if (!err && i < n - 1)
 			err = mark_inlined(c, id);
+		if (!err && frames[i].func && frames[i].file)
+			err = mark_src(c, id, lib);
 		if (err)
 			return err;
 	}

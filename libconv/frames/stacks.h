@@ -51,6 +51,11 @@ struct stk_ctx {
 	/* Frames emitted as inlined callees (issue 14, pprof Lines): a
 	 * hash of the frame text -> its id (stk_frame_inlined). */
 	struct idmap inlined;
+	/* Frames that name a source file, not their library (issue 15,
+	 * the flame graph's colours): hash of the text -> library id << 32
+	 * | frame id (stk_frame_lib). */
+	struct idmap src_frames;
+	struct strset libs;
 
 	s32 pid; /* the sample's process (for the unwinder's lookups) */
 	u64 regs_mask; /* the sample's event's sample_regs_user */
@@ -70,6 +75,10 @@ void stk_free(struct stk_ctx *c);
  * one call site and called at another has one text for both: it then
  * counts as inlined. */
 bool stk_frame_inlined(const struct stk_ctx *c, const char *s, size_t len);
+
+/* The library (base name) frame text @s came from, when the text names
+ * a source file (`f (file.c:LINE)`); NULL when unknown. */
+const char *stk_frame_lib(const struct stk_ctx *c, const char *s, size_t len);
 
 /*
  * Build the frames of @smp (event @ev) into c->stack, leaf first, and

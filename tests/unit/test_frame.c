@@ -206,8 +206,78 @@ static void test_pys_kind(void)
 	  !frame_is_root(FRAME_PYTHON));
 }
 
+/* docs/output.md §7.1: which frames group, and the group's text. */
+static size_t group(const char *s)
+{
+	struct frame_parts p = parse(s);
+
+	return frame_group_prefix(s, strlen(s), &p);
+}
+
+static void test_group(void)
+{
+	T_EQ_INT(group("__sin_fma (s_sin.c:123)"), strlen("__sin_fma (s_sin.c"));
+	T_EQ_INT(group("ns::f<int (*)(int)> (a.hpp:7)"), strlen("ns::f<int (*)(int)> (a.hpp"));
+	T_EQ_INT(group("main (m.c:0)"), strlen("main (m.c"));
+	T_EQ_INT(group("malloc (libc.so.6)"), 0);	  /* no line */
+	T_EQ_INT(group("forward (model.py:12)"), 0);	  /* Python keeps its line */
+	T_EQ_INT(group("<module> (<string>:1)"), 0);
+	T_EQ_INT(group("do_syscall_64 ([kernel.kallsyms])"), 0);
+	T_EQ_INT(group("thread (12): main"), 0);
+	T_EQ_INT(group("[unknown]"), 0);
+}
+
+/* docs/output.md §7.2: library families, first match wins. */
+static void test_lib(void)
+{
+	static const struct { const char *lib; enum frame_lib want; } t[] = {
+		{ "libtorch_cuda.so", FLIB_TORCH },
+		{ "/opt/venv/lib/python3.12/site-packages/torch/lib/libc10.so", FLIB_TORCH },
+		{ "libc10_cuda.so", FLIB_TORCH },
+		{ "libcudart.so.12", FLIB_CUDA },
+		{ "libcuda.so.535.104.05", FLIB_CUDA },
+		{ "libcublasLt.so.12", FLIB_CUDA },
+		{ "libnccl.so.2", FLIB_CUDA },
+		{ "libnvrtc.so.12", FLIB_CUDA },
+		{ "libc.so.6", FLIB_CRT },
+		{ "libc-2.31.so", FLIB_CRT },
+		{ "libm.so.6", FLIB_CRT },
+		{ "ld-linux-x86-64.so.2", FLIB_CRT },
+		{ "libstdc++.so.6", FLIB_CRT },
+		{ "libpython3.12.so.1.0", FLIB_PYTHON },
+		{ "python3.12", FLIB_PYTHON },
+		{ "libopenblas64_p-r0-0cf96a72.3.23.dev.so", FLIB_MATH },
+		{ "libgomp.so.1", FLIB_MATH },
+		{ "_multiarray_umath.cpython-312-x86_64-linux-gnu.so", FLIB_MATH },
+		{ "libcrypto.so.3", FLIB_OTHER }, /* libc... but not libc. or libc- */
+		{ "libmagic.so.1", FLIB_OTHER },  /* libm... likewise */
+		{ "report_split", FLIB_OTHER },
+		{ "?", FLIB_UNKNOWN },
+	};
+	struct frame_parts p;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		T_EQ_INT(frame_lib_of(t[i].lib, strlen(t[i].lib)), t[i].want);
+		if (frame_lib_of(t[i].lib, strlen(t[i].lib)) != t[i].want)
+			fprintf(stderr, "  (library: %s)\n", t[i].lib);
+	}
+	p = parse("read (libc.so.6)");
+	T_EQ_INT(frame_lib_family(&p), FLIB_CRT);
+	p = parse("schedule ([kernel.kallsyms])");
+	T_EQ_INT(frame_lib_family(&p), FLIB_KERNEL);
+	p = parse("[unknown]");
+	T_EQ_INT(frame_lib_family(&p), FLIB_UNKNOWN);
+	p = parse("0x7f1e2c3d4e5f (?)");
+	T_EQ_INT(frame_lib_family(&p), FLIB_UNKNOWN);
+	p = parse("sin (s_sin.c:12)"); /* a source file: not known from text */
+	T_EQ_INT(frame_lib_family(&p), FLIB_OTHER);
+}
+
 int main(void)
 {
+	test_group();
+	test_lib();
 	test_python();
 	test_native_kernel();
 	test_globs();

@@ -219,12 +219,14 @@ static void test_svg(void)
 	T_EQ_INT(count(sa, "<g class=\"f "), 10);
 	T_EQ_INT(count(sa, "<g class=\"f py\""), 2);
 	T_EQ_INT(count(sa, "<g class=\"f ker\""), 1);
-	T_EQ_INT(count(sa, "<g class=\"f nat\""), 4);
+	T_EQ_INT(count(sa, "<g class=\"f nat\""), 3);
+	T_EQ_INT(count(sa, "<g class=\"f crt\""), 1); /* malloc (libc.so.6) */
 	T_EQ_INT(count(sa, "<g class=\"f rt\""), 3);
 	T(strstr(sa, "<title>all (15 samples, 100.00%)</title>") != NULL);
-	T(strstr(sa, "<title>work (app.c:20) (8 samples, 53.33%)</title>") != NULL);
+	/* Native frames with a line: the function, its lines below. */
+	T(strstr(sa, "<title>work (app.c) (8 samples, 53.33%)\nlines: app.c:20 (100.0%)</title>") != NULL);
 	T(strstr(sa, "<title>a_very_long_function_name_that_cannot_fit_in_a_small_frame_at_all"
-		     " (x.c:1) (1 sample, 6.67%)</title>") != NULL);
+		     " (x.c) (1 sample, 6.67%)\nlines: x.c:1 (100.0%)</title>") != NULL);
 	T(strstr(sa, ">a_very_l..</text>") != NULL);
 	T(strstr(sa, "&lt;lambda&gt; (a&amp;b.py:3)") != NULL);
 	T(strstr(sa, "thread (2): io &amp; &lt;net&gt;") != NULL);
@@ -282,7 +284,7 @@ static void test_speedscope(void)
 	T(strstr(sa, "\"name\":\"t \\\"q\\\"\",\"unit\"") != NULL);
 	T(strstr(sa, "\"activeProfileIndex\":1,") != NULL);
 	/* Frames split into name/file/line; thread roots are not frames. */
-	T(strstr(sa, "{\"name\":\"work\",\"file\":\"app.c\",\"line\":20}") != NULL);
+	T(strstr(sa, "{\"name\":\"work\",\"file\":\"app.c\"}") != NULL); /* grouped */
 	T(strstr(sa, "{\"name\":\"malloc\",\"file\":\"libc.so.6\"}") != NULL);
 	T(strstr(sa, "{\"name\":\"<lambda>\",\"file\":\"a&b.py\",\"line\":3}") != NULL);
 	T(!strstr(sa, "{\"name\":\"thread ("));
@@ -291,6 +293,218 @@ static void test_speedscope(void)
 	free(sb);
 	perfspy_folder__free(a);
 	perfspy_folder__free(b);
+}
+
+static char *render_opts(struct perfspy_folder *f, const struct perfspy_write_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+
+	T_EQ_INT(perfspy_folder__write(f, mf, o), 0);
+	fclose(mf);
+	return buf;
+}
+
+/* docs/output.md §7.1: one box per native function, its lines heaviest
+ * first in the tooltip; Python frames keep their lines; --lineno splits. */
+static void test_group(void)
+{
+	const char *a[] = { "main (m.c:3)", "__sin_fma (s_sin.c:120)" },
+		   *b[] = { "main (m.c:3)", "__sin_fma (s_sin.c:131)" },
+		   *c[] = { "main (m.c:5)", "__sin_fma (s_sin.c:120)" },
+		   *p1[] = { "f (x.py:1)" }, *p2[] = { "f (x.py:2)" };
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_FLAMEGRAPH);
+	struct perfspy_folder *f;
+	char *s;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__add(f, a, 2, 3), 0);
+	T_EQ_INT(perfspy_folder__add(f, b, 2, 6), 0);
+	T_EQ_INT(perfspy_folder__add(f, c, 2, 1), 0);
+	T_EQ_INT(perfspy_folder__add(f, p1, 1, 1), 0);
+	T_EQ_INT(perfspy_folder__add(f, p2, 1, 1), 0);
+	s = render_opts(f, &o);
+	/* all, main, __sin_fma, f:1, f:2 */
+	T_EQ_INT(count(s, "<g class=\"f "), 5);
+	T(strstr(s, "<title>main (m.c) (10 samples, 83.33%)\n"
+		    "lines: m.c:3 (90.0%), m.c:5 (10.0%)</title>") != NULL);
+	T(strstr(s, "<title>__sin_fma (s_sin.c) (10 samples, 83.33%)\n"
+		    "lines: s_sin.c:131 (60.0%), s_sin.c:120 (40.0%)</title>") != NULL);
+	T(strstr(s, "<title>f (x.py:1) (1 sample, 8.33%)</title>") != NULL);
+	T(strstr(s, "<title>f (x.py:2) (1 sample, 8.33%)</title>") != NULL);
+	free(s);
+	o.lineno = true;
+	s = render_opts(f, &o);
+	/* all, main:3, main:5, sin:120 twice, sin:131, f:1, f:2 */
+	T_EQ_INT(count(s, "<g class=\"f "), 8);
+	T(!strstr(s, "lines: "));
+	T(strstr(s, "<title>__sin_fma (s_sin.c:131) (6 samples, 50.00%)</title>") != NULL);
+	free(s);
+	/* speedscope: the same groups, no line. */
+	o.lineno = false;
+	o.format = PERFSPY_FORMAT_SPEEDSCOPE;
+	s = render_opts(f, &o);
+	T(strstr(s, "{\"name\":\"__sin_fma\",\"file\":\"s_sin.c\"}") != NULL);
+	T_EQ_INT(count(s, "\"name\":\"__sin_fma\""), 1);
+	T(strstr(s, "{\"name\":\"f\",\"file\":\"x.py\",\"line\":2}") != NULL);
+	free(s);
+	perfspy_folder__free(f);
+}
+
+static const char *lib_of(void *ctx, const char *frame, size_t len)
+{
+	(void)ctx;
+	return len >= 5 && !memcmp(frame, "sin (", 5) ? "/usr/lib/libm.so.6" : NULL;
+}
+
+/* docs/output.md §7.2: each library family has its class and colour box;
+ * a frame naming a source file takes its library from the caller. */
+static void test_colours(void)
+{
+	static const struct {
+		const char *frame, *cls;
+		u8 lo[3], hi[3];
+	} want[] = {
+		{ "at::addmm (libtorch_cpu.so)", "torch", { 235, 105, 0 }, { 255, 135, 25 } },
+		{ "c10::alloc (libc10.so)", "torch", { 235, 105, 0 }, { 255, 135, 25 } },
+		{ "cudaLaunchKernel (libcudart.so.12)", "cuda", { 150, 85, 205 }, { 185, 120, 250 } },
+		{ "read (libc.so.6)", "crt", { 200, 55, 55 }, { 240, 90, 85 } },
+		{ "_dl_relocate (ld-linux-x86-64.so.2)", "crt", { 200, 55, 55 }, { 240, 90, 85 } },
+		{ "PyObject_Call (libpython3.12.so.1.0)", "pyrt", { 170, 170, 70 }, { 200, 195, 100 } },
+		{ "dgemm (libopenblas.so.0)", "math", { 230, 125, 175 }, { 255, 155, 210 } },
+		{ "0x7f00 (?)", "unk", { 165, 140, 120 }, { 185, 160, 140 } },
+		{ "work (app)", "nat", { 225, 165, 30 }, { 255, 220, 70 } },
+		{ "sin (s_sin.c:12)", "crt", { 200, 55, 55 }, { 240, 90, 85 } },
+		{ "cos (s_cos.c:12)", "nat", { 225, 165, 30 }, { 255, 220, 70 } },
+		{ "schedule ([kernel.kallsyms])", "ker", { 70, 140, 215 }, { 120, 185, 255 } },
+		{ "run (t.py:4)", "py", { 60, 175, 80 }, { 130, 235, 150 } },
+	};
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_FLAMEGRAPH,
+		     .frame_lib = lib_of);
+	struct perfspy_folder *f;
+	unsigned i, rgb[3];
+	char *s, *at, key[128];
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		const char *st[] = { want[i].frame };
+
+		T_EQ_INT(perfspy_folder__add(f, st, 1, 1), 0);
+	}
+	s = render_opts(f, &o);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		struct frame_key { const char *p; } k = { want[i].frame };
+		const char *paren = strrchr(k.p, '(');
+		int n = (int)(paren - k.p);
+
+		/* The title holds the grouped name: cut at the file's line. */
+		snprintf(key, sizeof(key), "<g class=\"f %s\" data-s", want[i].cls);
+		at = strstr(s, key);
+		while (at && strncmp(strstr(at, "<title>") + 7, k.p, (size_t)n))
+			at = strstr(at + 1, key);
+		T(at != NULL);
+		if (!at) {
+			fprintf(stderr, "  (frame %s: no <g> of class %s)\n", k.p, want[i].cls);
+			continue;
+		}
+		at = strstr(at, "fill=\"rgb(");
+		T(at && sscanf(at, "fill=\"rgb(%u,%u,%u)", &rgb[0], &rgb[1], &rgb[2]) == 3);
+		T(rgb[0] >= want[i].lo[0] && rgb[0] <= want[i].hi[0] &&
+		  rgb[1] >= want[i].lo[1] && rgb[1] <= want[i].hi[1] &&
+		  rgb[2] >= want[i].lo[2] && rgb[2] <= want[i].hi[2]);
+	}
+	free(s);
+	perfspy_folder__free(f);
+}
+
+/* docs/output.md §7.3: the details bar comes after the frames (drawn
+ * over them), sits above the first row, and the script fits the width
+ * and follows the scroll. */
+static void test_page(void)
+{
+	struct perfspy_folder *f = small_folder(false);
+	char *s = render(f, PERFSPY_FORMAT_FLAMEGRAPH, NULL), *frames, *bar;
+	unsigned bar_y = 0, row_y = 0;
+
+	frames = strstr(s, "<g id=\"frames\">");
+	bar = strstr(s, "<g id=\"bar\"><rect class=\"barbg\" x=\"0\" y=\"");
+	T(frames && bar && bar > frames);
+	T(bar && sscanf(bar, "<g id=\"bar\"><rect class=\"barbg\" x=\"0\" y=\"%u\"", &bar_y) == 1);
+	T(frames && sscanf(strstr(frames, "<rect x=\""), "<rect x=\"%*[0-9.]\" y=\"%u\"", &row_y) == 1);
+	T(bar_y + 20 <= row_y);
+	T(strstr(s, "id=\"details\"") > bar && strstr(s, "id=\"matched\"") > bar);
+	T(strstr(s, "data-bar=\"50\"") != NULL);
+	T(strstr(s, "window.addEventListener('resize', fitWidth);") != NULL);
+	T(strstr(s, "window.addEventListener('scroll', keepBar);") != NULL);
+	/* Static: 1200 px wide as written. */
+	T(strstr(s, "<svg version=\"1.1\" width=\"1200\"") != NULL);
+	free(s);
+	perfspy_folder__free(f);
+}
+
+/* docs/output.md §8: the timeline in time order with perf's times. */
+static void test_timeline(void)
+{
+	const char *a[] = { "thread (1): m", "main (m.c:3)", "work (m.c:9)" },
+		   *b[] = { "thread (1): m", "main (m.c:3)" },
+		   *c[] = { "thread (2): w", "loop (w.py:1)" };
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_SPEEDSCOPE);
+	struct perfspy_folder *f;
+	char *s;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__keep_timeline(f, true), 0);
+	T(fold_timeline_on(f));
+	/* thread 1 at 1000, 2000, 3000, 4000 (b), then 9000 after a gap;
+	 * thread 2 from 2500, added out of time order. */
+	T_EQ_INT(perfspy_folder__add(f, a, 3, 1), 0); /* stack 0 */
+	T_EQ_INT(perfspy_folder__add(f, b, 2, 1), 0); /* stack 1 */
+	T_EQ_INT(perfspy_folder__add(f, c, 2, 1), 0); /* stack 2 */
+	T_EQ_INT(fold_timeline_add(f, 1000, true, 1, 0), 0);
+	T_EQ_INT(fold_timeline_add(f, 2000, true, 1, 0), 0);
+	T_EQ_INT(fold_timeline_add(f, 3500, true, 2, 2), 0);
+	T_EQ_INT(fold_timeline_add(f, 2500, true, 2, 2), 0);
+	T_EQ_INT(fold_timeline_add(f, 3000, true, 1, 0), 0);
+	T_EQ_INT(fold_timeline_add(f, 4000, true, 1, 1), 0);
+	T_EQ_INT(fold_timeline_add(f, 9000, true, 1, 0), 0);
+	s = render_opts(f, &o);
+	/* Thread 1: interval 1000; the 4000 sample weighs 1000 and an empty
+	 * sample covers the 4000 ns gap; the last weighs one interval. */
+	T(strstr(s, "\"name\":\"thread (1): m\",\"unit\":\"nanoseconds\","
+		    "\"startValue\":1000,\"endValue\":10000,\n"
+		    "\"samples\":[[0,1],\n[0,1],\n[0,1],\n[0],\n[],\n[0,1]],\n"
+		    "\"weights\":[1000,1000,1000,1000,4000,1000]}") != NULL);
+	/* Thread 2 starts late: an empty sample from the common start. */
+	T(strstr(s, "\"name\":\"thread (2): w\",\"unit\":\"nanoseconds\","
+		    "\"startValue\":1000,\"endValue\":4500,\n"
+		    "\"samples\":[[],\n[2],\n[2]],\n"
+		    "\"weights\":[1500,1000,1000]}") != NULL);
+	free(s);
+	/* The public entry (the dlfilter plugin's): the same timeline. */
+	{
+		struct perfspy_folder *g;
+		char *t;
+
+		T_EQ_INT(perfspy_folder__new(&g), 0);
+		T_EQ_INT(perfspy_folder__add_sample(g, c, 2, 1, 5, 2), 0); /* off: counts */
+		T(!fold_timeline_on(g));
+		T_EQ_INT(perfspy_folder__keep_timeline(g, true), 0);
+		T_EQ_INT(perfspy_folder__add_sample(g, c, 2, 1, 7, 2), 0);
+		T_EQ_INT(perfspy_folder__add_sample(g, c, 2, 1, 9, 2), 0);
+		t = render_opts(g, &o);
+		T(strstr(t, "\"startValue\":7,\"endValue\":11,\n\"samples\":[[0],\n[0]],\n"
+			    "\"weights\":[2,2]}") != NULL);
+		free(t);
+		perfspy_folder__free(g);
+	}
+	/* A sample without a time drops the timeline: counts again. */
+	T_EQ_INT(fold_timeline_add(f, 0, false, 1, 0), 0);
+	T(!fold_timeline_on(f));
+	s = render_opts(f, &o);
+	T(strstr(s, "\"unit\":\"none\"") != NULL && !strstr(s, "nanoseconds"));
+	free(s);
+	perfspy_folder__free(f);
 }
 
 static void test_empty_and_errors(void)
@@ -336,6 +550,10 @@ int main(void)
 	test_svg();
 	test_min_width();
 	test_speedscope();
+	test_group();
+	test_colours();
+	test_page();
+	test_timeline();
 	test_empty_and_errors();
 	TEST_MAIN_END();
 }
