@@ -35,7 +35,7 @@ void *xreallocarray(void *p, size_t n, size_t size)
 	return realloc(p, total ? total : 1);
 }
 
-int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
+int ensure_mem_grow(void **data, size_t *cap, size_t elem, size_t need)
 {
 	size_t ncap;
 	void *p;
