@@ -198,25 +198,10 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* qsort that accepts an empty (possibly NULL) array: qsort(NULL, 0, ...)
- * is undefined behaviour (C11 7.22.5), and UBSan reports it. An array
- * already in order is left as it is, which is what glibc's stable merge
- * sort gives too: symbol tables (kallsyms, ELF .symtab) mostly arrive
- * sorted, and sorting them again was a tenth of a conversion (issue 16).
- * An unsorted array costs the compares up to its first inversion. */
-static inline void xqsort(void *base, size_t n, size_t size,
-			  int (*cmp)(const void *, const void *))
-{
-	const char *p = base;
-	size_t i;
-
-	if (n < 2)
-		return;
-	for (i = 1; i < n; i++)
-		if (cmp(p + (i - 1) * size, p + i * size) > 0)
-			break;
-	if (i < n)
-		qsort(base, n, size, cmp);
-}
+ * is undefined behaviour (C11 7.22.5), and UBSan reports it. Arrays that
+ * are nearly in order are finished by insertion (util.c says why). */
+void xqsort(void *base, size_t n, size_t size,
+	    int (*cmp)(const void *, const void *));
 
 /* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
 u64 hash_bytes(const void *p, size_t n, u64 seed);
