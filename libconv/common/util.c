@@ -38,11 +38,11 @@ void *xreallocarray(void *p, size_t n, size_t size)
 /*
  * Symbol tables mostly arrive sorted (kallsyms by address, with a few
  * aliases at one address out of rank order), and sorting them in full was
- * a tenth of a conversion (issue 16). An insertion sort finishes such an
- * array in about n compares; past a budget of moves it hands over to
- * qsort. Both are stable (glibc's qsort is a merge sort), and the moves
- * made before the hand-over keep equal elements in their input order, so
- * the result is the one qsort alone gives.
+ * 7% of a system-wide conversion's instructions (issue 16). An insertion
+ * sort finishes such an array in about n compares; past a budget of moves
+ * it hands over to qsort. Both are stable (glibc's qsort is a merge sort),
+ * and the moves made before the hand-over keep equal elements in their
+ * input order, so the result is the one qsort alone gives.
  */
 void xqsort(void *base, size_t n, size_t size,
 	    int (*cmp)(const void *, const void *))

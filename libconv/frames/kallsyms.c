@@ -38,7 +38,7 @@ struct kern_sym {
  * only text symbols are kept. */
 /*
  * The address that starts a kallsyms line: up to 16 hex digits parsed
- * here (strtoull's locale and base handling were a tenth of a
+ * here (strtoull's locale and base handling were 3% of a
  * system-wide conversion, issue 16); anything else (a sign, "0x", spaces,
  * more digits) goes to strtoull, so the result is always strtoull's.
  */
