@@ -53,9 +53,16 @@ void log_msg(const struct log_sink *log, int level, const char *fmt, ...)
 /*
  * Make room for at least @need elements in *@data (element size @elem),
  * growing geometrically. Returns 0 or -ENOMEM; on failure *@data is
- * untouched (libbpf libbpf_ensure_mem does the same job).
+ * untouched (libbpf libbpf_ensure_mem does the same job). The check is
+ * inline: the frame paths call it for every frame, nearly always with
+ * room to spare (issue 16); ensure_mem_grow() is the growing slow path.
  */
-int ensure_mem(void **data, size_t *cap, size_t elem, size_t need);
+int ensure_mem_grow(void **data, size_t *cap, size_t elem, size_t need);
+
+static inline int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
+{
+	return need <= *cap ? 0 : ensure_mem_grow(data, cap, elem, need);
+}
 
 /* calloc/realloc with overflow checks; NULL on failure. */
 void *xreallocarray(void *p, size_t n, size_t size);
@@ -191,13 +198,10 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* qsort that accepts an empty (possibly NULL) array: qsort(NULL, 0, ...)
- * is undefined behaviour (C11 7.22.5), and UBSan reports it. */
-static inline void xqsort(void *base, size_t n, size_t size,
-			  int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, cmp);
-}
+ * is undefined behaviour (C11 7.22.5), and UBSan reports it. Arrays that
+ * are nearly in order are finished by insertion (util.c says why). */
+void xqsort(void *base, size_t n, size_t size,
+	    int (*cmp)(const void *, const void *));
 
 /* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
 u64 hash_bytes(const void *p, size_t n, u64 seed);

@@ -403,6 +403,12 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
 
 	if (!p)
 		return NULL;
+	/* A stack's frames often fall in one map in a row. The maps are
+	 * sorted and never overlap (map_insert), so a map that holds @addr
+	 * is the one the search would find. */
+	if (p->last_map < p->nr_maps && p->maps[p->last_map].start <= addr &&
+	    addr < p->maps[p->last_map].end)
+		return &p->maps[p->last_map];
 	hi = p->nr_maps;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -412,8 +418,10 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
 		else
 			hi = mid;
 	}
-	if (lo < p->nr_maps && p->maps[lo].start <= addr)
+	if (lo < p->nr_maps && p->maps[lo].start <= addr) {
+		p->last_map = lo;
 		return &p->maps[lo];
+	}
 	return NULL;
 }
 

@@ -45,6 +45,7 @@ struct mach_proc {
 	u64 jit_off;	      /* jit_follow: perf map bytes read */
 	u64 jit_checked_ns;   /* jit_follow: last look at the file */
 	u32 gen; /* bumped whenever the maps change */
+	size_t last_map; /* mach_find_map's last answer: a hint, checked */
 	bool exec; /* exec'd a new image: its parent's perf map is not its own */
 };
 

@@ -26,8 +26,10 @@ static int cmp_lines(const void *a, const void *b)
 
 /* The writer's order must be exactly a bytewise sort of its lines, also
  * for names that are prefixes of others followed by low bytes (' ', '!',
- * '(', digits), where a frame-by-frame comparison goes wrong. */
-static void test_order_random(void)
+ * '(', digits), where a frame-by-frame comparison goes wrong. With
+ * @spine, stacks start with up to 60 frames of one deep path and then
+ * part: the long shared prefixes the sort's shared-item counts skip. */
+static void test_order_random(unsigned seed, bool spine)
 {
 	static const char *const names[] = {
 		"foo", "foo z", "foo (a.c:1)", "foo!", "foo 1", "foo 12", "fo",
@@ -39,12 +41,15 @@ static void test_order_random(void)
 	int k;
 
 	T_EQ_INT(perfspy_folder__new(&f), 0);
-	srand(7);
+	srand(seed);
 	for (k = 0; k < 3000; k++) {
-		const char *st[6];
-		size_t d = 1 + (size_t)rand() % 6, j;
+		const char *st[66];
+		size_t p = spine ? (size_t)rand() % 61 : 0;
+		size_t d = p + (size_t)rand() % 6 + (spine && p ? 0 : 1), j;
 
-		for (j = 0; j < d; j++)
+		for (j = 0; j < p; j++)
+			st[j] = names[j % 3 ? 0 : 2];
+		for (; j < d; j++)
 			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
 		perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20));
 	}
@@ -111,7 +116,9 @@ int main(void)
 	}
 	perfspy_folder__free(f);
 	perfspy_folder__free(NULL);
-	test_order_random();
+	test_order_random(7, false);
+	test_order_random(11, true);
+	test_order_random(12, true);
 	/* A folder holding only the empty stack (py-spy's " 7" line). */
 	T_EQ_INT(perfspy_folder__new(&f), 0);
 	T_EQ_INT(perfspy_folder__add(f, NULL, 0, 7), 0);

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xqsort (common/util.c): the same order as a stable sort on sorted,
+ * nearly sorted (a few elements out of place, ties in any order) and
+ * shuffled arrays, including the hand-over to qsort past the insertion
+ * budget. Elements carry their input position, so a tie kept out of
+ * input order shows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "test.h"
+
+struct el {
+	u32 key;
+	u32 pos; /* input position: not compared */
+};
+
+static int el_cmp(const void *a, const void *b)
+{
+	const struct el *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The stable order by key, built by counting (keys are small). */
+static void stable_ref(const struct el *in, struct el *out, size_t n, u32 maxkey)
+{
+	size_t *start = calloc(maxkey + 2, sizeof(*start)), i;
+
+	T(start != NULL);
+	for (i = 0; i < n; i++)
+		start[in[i].key + 1]++;
+	for (i = 1; i <= maxkey + 1; i++)
+		start[i] += start[i - 1];
+	for (i = 0; i < n; i++)
+		out[start[in[i].key]++] = in[i];
+	free(start);
+}
+
+/* @swaps random adjacent-ish displacements of a sorted array with ties. */
+static void check(size_t n, u32 maxkey, size_t swaps, unsigned seed)
+{
+	struct el *v = calloc(n, sizeof(*v)), *ref = calloc(n, sizeof(*ref));
+	size_t i;
+
+	T(v && ref);
+	srand(seed);
+	for (i = 0; i < n; i++)
+		v[i].key = (u32)((u64)i * maxkey / n);
+	for (i = 0; i < swaps && n > 1; i++) {
+		size_t a = (size_t)rand() % n, b = (size_t)rand() % n;
+		struct el t = v[a];
+
+		if (swaps < n) /* nearly sorted: move within a short reach */
+			b = a + (size_t)rand() % 8 < n ? a + (size_t)rand() % 8 : a;
+		v[a] = v[b];
+		v[b] = t;
+	}
+	for (i = 0; i < n; i++)
+		v[i].pos = (u32)i;
+	stable_ref(v, ref, n, maxkey);
+	xqsort(v, n, sizeof(*v), el_cmp);
+	T(!memcmp(v, ref, n * sizeof(*v)));
+	free(v);
+	free(ref);
+}
+
+int main(void)
+{
+	xqsort(NULL, 0, sizeof(struct el), el_cmp);
+	check(1, 1, 0, 1);
+	check(1000, 1000, 0, 1);       /* sorted */
+	check(1000, 100, 0, 2);        /* sorted, ties */
+	check(5000, 700, 40, 3);       /* nearly sorted: insertion only */
+	check(5000, 700, 2000, 4);     /* past the budget: qsort after moves */
+	check(5000, 50, 20000, 5);     /* shuffled, many ties */
+	check(100000, 90000, 300, 6);  /* a kallsyms-sized table */
+	TEST_MAIN_END();
+}
