@@ -867,6 +867,10 @@ static int run_pass(struct perfspy_session *s)
 		}
 		if (type == REC_FINISHED_ROUND) {
 			err = flush_queue(s, &o, ord_round(&o));
+			/* A live stream's rounds are its reads (live.c): report
+			 * there too, rate-limited, for `perfspy top` (issue 10). */
+			if (!err && s->rd.pipe_mode)
+				err = report_progress(s);
 		} else if (can_order(&s->rd) && (t = rec_time(&s->rd, rec.hdr))) {
 			if (ord_late(&o, t))
 				s->stats.out_of_order++;

@@ -21,6 +21,8 @@ pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
 # patchelf: make wheel bundles libperfspy.so's libraries with an $ORIGIN
 # rpath (scripts/build-wheel.sh).
 pkgs+=(patchelf)
+# tmux: tests/e2e/run-top.sh drives `perfspy top` in a terminal (issue 10).
+pkgs+=(tmux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -233,7 +233,7 @@ static char *default_output(const struct rec_args *a, int fmt, int pid)
 	return out;
 }
 
-static void permission_message(int err)
+void record_permission_message(int err)
 {
 	char paranoid[32];
 
@@ -271,7 +271,7 @@ static int start(const struct rec_args *a, struct cli_out *save,
 	if (!err)
 		return 0;
 	if (err == -EACCES || err == -EPERM) {
-		permission_message(err);
+		record_permission_message(err);
 		return -1;
 	}
 	perfspy_strerror(err, msg, sizeof(msg));
