@@ -251,9 +251,17 @@ struct perfspy_convert_opts {
 	 * root (py-spy --subprocesses' shape; NAME is the process's main
 	 * thread name, perf.data carries no command line). */
 	bool processes;
+	/* issue 10 (docs/top.md §3): off-CPU time too. A sched:sched_switch
+	 * sample at a blocked thread's switch-out opens a stretch with its
+	 * stack, the thread's next switch-in (PERF_RECORD_SWITCH, a
+	 * sched_switch naming it next_pid, or its next sample) closes it;
+	 * the stack weighs the stretch. Every weight, on-CPU samples' too
+	 * (their period), is then in milliseconds (the write option
+	 * milliseconds says so in the output). */
+	bool idle;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field processes
+#define perfspy_convert_opts__last_field idle
 
 /*
  * Read every record of the session, keep statistics (see
@@ -505,9 +513,12 @@ struct perfspy_write_opts {
 	 * frame. Other formats ignore it. */
 	bool (*frame_inlined)(void *ctx, const char *frame, size_t len);
 	void *frame_inlined_ctx;
+	/* issue 10: the weights are milliseconds (a conversion with ->idle):
+	 * the SVG's title line and tooltips and speedscope's unit say so. */
+	bool milliseconds;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field frame_inlined_ctx
+#define perfspy_write_opts__last_field milliseconds
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
@@ -975,9 +986,14 @@ struct perfspy_record_opts {
 	 * owns the fd. */
 	bool save;
 	int save_fd;
+	/* issue 10 (docs/top.md §3): also a context-switches event, sampled
+	 * (period 1, stacks as the clock's) in each thread that leaves the
+	 * CPU, and switch records (PERF_RECORD_SWITCH) on the clock event,
+	 * for perfspy_convert_opts.idle. */
+	bool idle;
 	size_t : 0;
 };
-#define perfspy_record_opts__last_field save_fd
+#define perfspy_record_opts__last_field idle
 
 /*
  * Open the events, synthesize what exists and start the capture thread.

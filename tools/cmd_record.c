@@ -53,6 +53,9 @@ static void record_usage(FILE *f)
 		"      --mmap-pages N    ring buffer pages per CPU (power of 2)\n"
 		"                        [default: 1024, fewer on many CPUs (64 MiB in all)\n"
 		"                        or if the memlock limit says so]\n"
+		"      --idle            off-CPU time too: each thread's time blocked (futex,\n"
+		"                        sleep, I/O) under the stack it blocked in; counts\n"
+		"                        are then milliseconds, on and off CPU\n"
 		"      --native          accepted for py-spy compatibility (native frames\n"
 		"                        are always shown)\n"
 		"  -q, --quiet           only errors on stderr\n"
@@ -64,7 +67,7 @@ static void record_usage(FILE *f)
 }
 
 enum { O_NOLINENO = 256, O_FULL_FILENAMES, O_SAVE, O_TITLE, O_STACK_SIZE,
-       O_MMAP_PAGES, O_NATIVE };
+       O_MMAP_PAGES, O_NATIVE, O_IDLE };
 
 static const struct option record_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -81,6 +84,7 @@ static const struct option record_opts[] = {
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
 	{ "mmap-pages", required_argument, NULL, O_MMAP_PAGES },
 	{ "native", no_argument, NULL, O_NATIVE },
+	{ "idle", no_argument, NULL, O_IDLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -113,7 +117,7 @@ struct rec_args {
 	double duration;
 	long rate, stack_size, mmap_pages;
 	const char *out, *save;
-	bool subprocesses, quiet;
+	bool subprocesses, quiet, idle;
 	int verbose;
 	char **argv;
 };
@@ -264,6 +268,7 @@ static int start(const struct rec_args *a, struct cli_out *save,
 		.duration_ms = (uint64_t)(a->duration * 1000.0 + 0.5),
 		.save = save->f != NULL,
 		.save_fd = save->f ? fileno(save->f) : -1,
+		.idle = a->idle,
 	);
 	char msg[256];
 	int err = perfspy_record__start(&ro, rec);
@@ -455,6 +460,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a,
 			}
 			break;
 		case O_NATIVE: break;
+		case O_IDLE: a->idle = co->idle = wo->milliseconds = true; break;
 		case 'q': a->quiet = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': record_usage(stdout); return 0;
@@ -577,9 +583,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!a.quiet) {
 		summary(s, rec, &st, &a);
-		fprintf(stderr, "%s: wrote %s (%zu stacks, %llu samples)", cli_prog,
+		fprintf(stderr, "%s: wrote %s (%zu stacks, %llu %s)", cli_prog,
 			strcmp(a.out, "-") ? a.out : "<stdout>", perfspy_folder__nr_stacks(f),
-			(unsigned long long)perfspy_folder__total(f));
+			(unsigned long long)perfspy_folder__total(f),
+			a.idle ? "ms on and off CPU" : "samples");
 		if (a.save)
 			fprintf(stderr, "; perf.data: %s", a.save);
 		fputc('\n', stderr);

@@ -47,6 +47,9 @@ static void top_usage(FILE *f)
 		"  -t, --threads         start in the per-thread view\n"
 		"  -n, --rows N          rows printed per table when stdout is not a\n"
 		"                        terminal [default: 20]\n"
+		"      --idle            off-CPU time too: threads blocked (futex, sleep,\n"
+		"                        I/O) count under the stack they blocked in; the\n"
+		"                        table is then in milliseconds on and off CPU\n"
 		"      --native-only     native (and kernel) frames only\n"
 		"      --python-only     Python frames only\n"
 		"  -q, --quiet           only errors on stderr\n"
@@ -54,7 +57,7 @@ static void top_usage(FILE *f)
 		"  -h, --help            this help\n");
 }
 
-enum { O_NATIVE_ONLY = 256, O_PYTHON_ONLY };
+enum { O_NATIVE_ONLY = 256, O_PYTHON_ONLY, O_IDLE };
 
 static const struct option top_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -65,6 +68,7 @@ static const struct option top_opts[] = {
 	{ "rows", required_argument, NULL, 'n' },
 	{ "native-only", no_argument, NULL, O_NATIVE_ONLY },
 	{ "python-only", no_argument, NULL, O_PYTHON_ONLY },
+	{ "idle", no_argument, NULL, O_IDLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -80,7 +84,7 @@ struct top_args {
 	long rate, rows;
 	double interval, duration;
 	int mode;
-	bool threads, quiet;
+	bool threads, quiet, idle;
 	int verbose;
 	char **argv;
 };
@@ -176,6 +180,7 @@ static void *worker(void *arg)
 		.pid = sh->pid,
 		.progress_fn = on_progress,
 		.progress_ctx = sh,
+		.idle = sh->a->idle,
 	);
 	struct timespec now;
 	int err;
@@ -275,7 +280,8 @@ static void draw(struct top_shared *sh, struct screen *sc, int sort, bool by_thr
 	struct perfspy_top_row *rows = NULL;
 	char text[1024], own_t[32], tot_t[32];
 	size_t nr = perfspy_top__nr_rows(t), i, shown;
-	double per = 1.0 / (double)(sh->a->rate ? sh->a->rate : 100), tot;
+	/* Seconds per unit: a sample is 1/rate s of CPU; --idle counts ms. */
+	double per = sh->a->idle ? 0.001 : 1.0 / (double)(sh->a->rate ? sh->a->rate : 100), tot;
 	uint64_t rtot;
 	int len, k, header = 5; /* lines above the rows */
 
@@ -284,8 +290,9 @@ static void draw(struct top_shared *sh, struct screen *sc, int sort, bool by_thr
 		put(sc, "\033[H");
 	perfspy_top__stats(t, &st);
 	snprintf(text, sizeof(text),
-		 "perfspy top: pid %d  %.1f samples/s  threads: %u  lost: %llu  "
+		 "perfspy top: pid %d  %.1f %s  threads: %u  lost: %llu  "
 		 "sort: %s%s%s", sh->pid, sh->secs > 0 ? (double)st.total / sh->secs : 0.0,
+		 sh->a->idle ? "ms/s on+off CPU" : "samples/s",
 		 st.nr_threads, (unsigned long long)sh->lost, sort_names[sort],
 		 by_thread ? "  [threads]" : "", paused ? "  [paused]" : "");
 	line(sc, text);
@@ -445,6 +452,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 			break;
 		case O_NATIVE_ONLY: a->mode = PERFSPY_TOP_NATIVE; break;
 		case O_PYTHON_ONLY: a->mode = PERFSPY_TOP_PYTHON; break;
+		case O_IDLE: a->idle = true; break;
 		case 'q': a->quiet = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': top_usage(stdout); return 0;
@@ -471,6 +479,7 @@ static int start(const struct top_args *a, struct perfspy_record **rec)
 		.argv = (const char *const *)a->argv,
 		.rate = (uint32_t)a->rate,
 		.duration_ms = (uint64_t)(a->duration * 1000.0 + 0.5),
+		.idle = a->idle,
 	);
 	char msg[256];
 	int err = perfspy_record__start(&ro, rec);

@@ -18,9 +18,11 @@ PERFSPY_API int perfspy_folder__write(const struct perfspy_folder *f,
 	case PERFSPY_FORMAT_RAW:
 		return write_raw(f, out);
 	case PERFSPY_FORMAT_FLAMEGRAPH:
-		return write_svg(f, out, OPTS_GET(opts, title, NULL));
+		return write_svg(f, out, OPTS_GET(opts, title, NULL),
+				 OPTS_GET(opts, milliseconds, false));
 	case PERFSPY_FORMAT_SPEEDSCOPE:
-		return write_speedscope(f, out, OPTS_GET(opts, title, NULL));
+		return write_speedscope(f, out, OPTS_GET(opts, title, NULL),
+					OPTS_GET(opts, milliseconds, false));
 	case PERFSPY_FORMAT_PPROF:
 		return write_pprof(f, out, opts);
 	default:

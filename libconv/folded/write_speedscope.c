@@ -46,6 +46,7 @@ struct ss {
 	struct idmap frame_idx; /* folder frame id -> speedscope index */
 	u32 *frames;		/* speedscope index -> folder frame id */
 	size_t nframes, cap_frames;
+	bool ms; /* weights are milliseconds (--idle, docs/top.md §3) */
 };
 
 static u32 root_prefix(const struct perfspy_folder *f, const u32 *ids, u32 nr)
@@ -185,7 +186,8 @@ static void ss_put_profile(struct wout *w, const struct ss *s,
 
 	wout_str(w, "{\"type\":\"sampled\",");
 	ss_put_name(w, s, g, title);
-	wout_str(w, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":");
+	wout_str(w, s->ms ? ",\"unit\":\"milliseconds\",\"startValue\":0,\"endValue\":" :
+			    ",\"unit\":\"none\",\"startValue\":0,\"endValue\":");
 	wout_u64(w, g->total);
 	wout_str(w, ",\n\"samples\":[");
 	for (i = g->first; i != UINT32_MAX; i = s->next[i]) {
@@ -244,9 +246,9 @@ static void ss_put(struct wout *w, const struct ss *s, const char *title)
 }
 
 int write_speedscope(const struct perfspy_folder *f, FILE *out,
-		     const char *title)
+		     const char *title, bool ms)
 {
-	struct ss s = { .f = f };
+	struct ss s = { .f = f, .ms = ms };
 	struct wout w;
 	int err;
 

@@ -49,6 +49,7 @@ struct fg_tree {
 	struct fg_node *n;
 	size_t nr, cap;
 	struct htab tab; /* (parent, name) -> node (struct fg_slot) */
+	bool ms; /* weights are milliseconds (--idle) */
 };
 
 struct fg_slot {
@@ -268,8 +269,11 @@ static void fg_put_node(struct wout *w, const struct fg_tree *t, u32 i)
 		 kind_class(&p, !i), (unsigned long long)n->start,
 		 (unsigned long long)n->total, n->depth);
 	wout_xml(w, name, len);
-	wout_fmt(w, " (%llu sample%s, ", (unsigned long long)n->total,
-		 n->total == 1 ? "" : "s");
+	if (t->ms)
+		wout_fmt(w, " (%llu ms, ", (unsigned long long)n->total);
+	else
+		wout_fmt(w, " (%llu sample%s, ", (unsigned long long)n->total,
+			 n->total == 1 ? "" : "s");
 	wout_fixed(w, n->total * 100, t->n[0].total ? t->n[0].total : 1, 2);
 	wout_str(w, "%)</title><rect x=\"");
 	put_px(w, x100);
@@ -473,6 +477,9 @@ static void fg_put_head(struct wout *w, const struct fg_tree *t, const char *tit
 		 FG_WIDTH, (unsigned long long)h);
 	wout_fmt(w, "<text id=\"title\" class=\"title\" x=\"%d\" y=\"24\">", FG_WIDTH / 2);
 	wout_xml(w, title, strlen(title));
+	/* --idle: the unit, where the reader looks first (docs/top.md §3). */
+	if (t->ms)
+		wout_str(w, " (milliseconds, on and off CPU)");
 	wout_str(w, "</text>\n");
 	fg_put_legend(w);
 	wout_fmt(w, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
@@ -483,9 +490,9 @@ static void fg_put_head(struct wout *w, const struct fg_tree *t, const char *tit
 		 FG_WIDTH - FG_PAD, (unsigned long long)h - 12);
 }
 
-int write_svg(const struct perfspy_folder *f, FILE *out, const char *title)
+int write_svg(const struct perfspy_folder *f, FILE *out, const char *title, bool ms)
 {
-	struct fg_tree t = { .f = f };
+	struct fg_tree t = { .f = f, .ms = ms };
 	struct wout w;
 	int err;
 

@@ -14,9 +14,10 @@
 #include "common/write.h"
 
 int write_raw(const struct perfspy_folder *f, FILE *out);
-int write_svg(const struct perfspy_folder *f, FILE *out, const char *title);
+/* @ms: the weights are milliseconds (--idle, docs/top.md §3), not samples. */
+int write_svg(const struct perfspy_folder *f, FILE *out, const char *title, bool ms);
 int write_speedscope(const struct perfspy_folder *f, FILE *out,
-		     const char *title);
+		     const char *title, bool ms);
 int write_pprof(const struct perfspy_folder *f, FILE *out,
 		const struct perfspy_write_opts *opts);
 
