@@ -1030,10 +1030,34 @@ static int flush_queue(struct perfspy_session *s, struct order *o, u64 limit)
 	return err;
 }
 
+/* A stream under --idle: what open stretches have lasted so far, up to
+ * the latest sample, goes into the folder now (the rest when they end:
+ * the total is the same), so that a live reader (`perfspy top --idle`)
+ * sees a thread blocked for longer than its interval. */
+static int idle_catch_up(struct perfspy_session *s)
+{
+	struct offcpu_thread *ot;
+	size_t i;
+	u64 ms;
+	int err = 0;
+
+	for (i = 0; !err && i < s->off.nr; i++) {
+		ot = &s->off.thr[i];
+		if (!ot->open || s->time_last <= ot->t_out)
+			continue;
+		ms = offcpu_ms(ot, s->time_last - ot->t_out);
+		ot->t_out = s->time_last;
+		if (ms)
+			err = fold_add_ids(s->folder, ot->ids, ot->nr, ms);
+	}
+	return err;
+}
+
 static int report_progress(struct perfspy_session *s)
 {
 	perfspy_progress_fn fn = OPTS_GET(s->copts, progress_fn, NULL);
 	struct timespec now;
+	int err;
 
 	if (!fn)
 		return 0;
@@ -1042,6 +1066,8 @@ static int report_progress(struct perfspy_session *s)
 	    (now.tv_nsec - s->last_progress.tv_nsec) < 100000000L)
 		return 0;
 	s->last_progress = now;
+	if (s->idle && s->rd.pipe_mode && (err = idle_catch_up(s)))
+		return err;
 	if (fn(OPTS_GET(s->copts, progress_ctx, NULL), s->rd.pos,
 	       s->rd.fd >= 0 ? 0 : s->rd.data_end))
 		return -PERFSPY_E_INTERRUPTED;

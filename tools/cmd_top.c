@@ -632,8 +632,12 @@ int cmd_top(int argc, char **argv)
 		cli_err("recording ended early: %s", msg);
 		goto out;
 	}
-	if (!a.quiet && !got_quit)
-		fprintf(stderr, "%s: pid %d ended\n", cli_prog, st.pid);
+	if (!a.quiet && !got_quit) {
+		if (a.duration > 0 && (double)st.duration_ns >= a.duration * 1e9 * 0.99)
+			fprintf(stderr, "%s: stopped after %.1f s\n", cli_prog, a.duration);
+		else
+			fprintf(stderr, "%s: pid %d ended\n", cli_prog, st.pid);
+	}
 	ret = 0;
 out:
 	if (started) {

@@ -9,6 +9,8 @@
 # the CPU) 40 %, each within 5 points, for
 #   record     perfspy record --idle (context-switches samples + switch
 #              records, live)
+#   top        perfspy top --idle --pid, not on a terminal: rows for the
+#              three phases (`idle_sleep (...) -> clock_nanosleep`), ms/s
 #   convert    perfspy convert --idle of `perf record -e sched:sched_switch
 #              -e cpu-clock --call-graph dwarf` (the README's recipe; prev_state
 #              from libtraceevent), and of the same with --switch-events
@@ -93,6 +95,22 @@ grep -q '"unit":"milliseconds"' "$SCRATCH/rec.json" && ! grep -q '"unit":"none"'
 grep -q '<text id="title"[^>]*>.*(milliseconds, on and off CPU)</text>' "$SCRATCH/rec.svg" &&
 	grep -q ' ms, [0-9.]*%)</title>' "$SCRATCH/rec.svg" &&
 	pass "SVG: title and tooltips say milliseconds" || fail "SVG: no milliseconds in title/tooltips"
+
+# top --idle, not on a terminal: the three phases as rows, milliseconds.
+"$PY12" -X perf "$WL" "$SCRATCH/libwork.so" 30 >/dev/null 2>&1 &
+wpid=$!
+sleep 1
+"$PERFSPY" top --idle -p "$wpid" -d 4 -n 6 >"$SCRATCH/top.out" 2>"$SCRATCH/top.err"
+rc=$?
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
+ok=1
+for row in 'idle_sleep (idle.py:[0-9]*) -> clock_nanosleep' 'idle_lock (idle.py:[0-9]*) -> ' \
+	'idle_burn (idle.py:[0-9]*) -> ' 'ms/s on+off CPU' 'categories: .*waiting: sleep'; do
+	grep -q "$row" "$SCRATCH/top.out" || { ok=; say "  (top --idle: no '$row')"; }
+done
+[ "$rc" = 0 ] && [ -n "$ok" ] && pass "top --idle: sleep, lock and burn rows, ms/s, waiting categories" ||
+	fail "top --idle (rc $rc): $(tail -12 "$SCRATCH/top.out") $(cat "$SCRATCH/top.err")"
 
 # convert --idle of perf's recordings.
 if command -v "${PERF:-perf}" >/dev/null && "${PERF:-perf}" record -q -e sched:sched_switch \
