@@ -360,7 +360,7 @@ static void summary(struct perfspy_session *s, const struct perfspy_record *rec,
 			rows[i].comm ? rows[i].comm : "?", (unsigned long long)rows[i].n);
 		if (rows[i].cpu_s >= 0)
 			fprintf(stderr, " %8.2f s on CPU", rows[i].cpu_s);
-		if (rated)
+		if (rated && !a->idle)
 			fprintf(stderr, " %7.1f Hz", rows[i].n / rows[i].cpu_s);
 		fputc('\n', stderr);
 	}
@@ -372,14 +372,17 @@ static void summary(struct perfspy_session *s, const struct perfspy_record *rec,
 	 * contexts at a switch with the timer running (kernel/events/core.c
 	 * perf_event_context_sched_out). The rate over all threads' CPU
 	 * time is the one to trust. */
-	if (cpu_all > 0)
+	if (a->idle)
+		fprintf(stderr, "%s: --idle: the samples above include every switch-out (the "
+			"context-switches event), so no rate is given\n", cli_prog);
+	else if (cpu_all > 0)
 		fprintf(stderr, "%s: rate: requested %u Hz per second on CPU, achieved %.1f Hz over "
 			"all threads' CPU time (%.2f s)\n", cli_prog, st->rate, rated_n / cpu_all,
 			cpu_all);
 	else
 		fprintf(stderr, "%s: rate: requested %u Hz per second on CPU; the threads' CPU "
 			"time is unknown (they ended)\n", cli_prog, st->rate);
-	if (nr_rates) {
+	if (nr_rates && !a->idle) {
 		qsort(rates, nr_rates, sizeof(*rates), dbl_cmp);
 		fprintf(stderr, "  per thread: %.1f Hz (lowest) / %.1f Hz (median) over the %zu "
 			"that ran %.1f s or more\n", rates[0], rates[(nr_rates - 1) / 2],
