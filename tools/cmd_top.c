@@ -319,7 +319,7 @@ static void draw(struct top_shared *sh, struct screen *sc, int sort, bool by_thr
 		rows[i].sz = sizeof(rows[i]);
 		perfspy_top__row(t, i, &rows[i]);
 	}
-	if (rows && sort != SORT_OWN) {
+	if (rows && nr > 1 && sort != SORT_OWN) {
 		/* qsort is not stable: the library's order breaks ties. */
 		sort_by = sort;
 		for (i = 0; i < nr; i++)

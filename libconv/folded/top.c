@@ -268,10 +268,9 @@ static int top_copy(struct perfspy_top *t, const struct perfspy_folder *f,
 	return fold_add_ids(t->iv, t->stk, n, d);
 }
 
-static const struct perfspy_top *sort_top;
-
-static int top_cmp(const void *a, const void *b)
+static int top_cmp(const void *a, const void *b, void *ctx)
 {
+	const struct perfspy_top *sort_top = ctx;
 	const struct top_row *x = &sort_top->rows[*(const u32 *)a];
 	const struct top_row *y = &sort_top->rows[*(const u32 *)b];
 	int c;
@@ -334,10 +333,9 @@ PERFSPY_API int perfspy_top__update(struct perfspy_top *t,
 		return -ENOMEM;
 	for (i = 0; i < t->nr_rows; i++)
 		t->order[i] = (u32)i;
-	/* qsort has no context argument: the table is the program's one. */
-	sort_top = t;
-	qsort(t->order, t->nr_rows, sizeof(*t->order), top_cmp);
-	sort_top = NULL;
+	/* qsort_r (glibc, _GNU_SOURCE): tables of several threads at once. */
+	if (t->nr_rows > 1)
+		qsort_r(t->order, t->nr_rows, sizeof(*t->order), top_cmp, t);
 	return 0;
 }
 
