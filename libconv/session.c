@@ -90,8 +90,8 @@ struct perfspy_session {
 	char kern_bid[2 * 20 + 1]; /* perfspy_session__kernel's build id */
 	bool kern_release_set;     /* pipe mode: OS release given to sym */
 	u64 nr_kernel_samples;     /* samples in or through the kernel */
-	/* --idle (issue 10, docs/top.md §3): off-CPU stretches; a clock
-	 * on-CPU event (period in ns) or not (1/rate s per sample). */
+	/* --idle (issue 10, docs/top.md §3): off-CPU stretches per thread;
+	 * idle_checked: the first sample chose the on-CPU event. */
 	bool idle;
 	struct offcpu off;
 	bool idle_checked;
