@@ -200,6 +200,10 @@ enum perfspy_weight {
  * Progress callback for long runs: @done and @total in bytes of input
  * (@total is 0 for streams). Return 0 to continue, non-zero to stop the
  * conversion with -PERFSPY_E_INTERRUPTED.
+ * It runs between records, so it may read the conversion's folder (what
+ * is folded so far; `perfspy top` does, issue 10). A stream calls it
+ * also after each round (FINISHED_ROUND), so a live recording reports
+ * while its records trickle in.
  */
 typedef int (*perfspy_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
@@ -247,9 +251,17 @@ struct perfspy_convert_opts {
 	 * root (py-spy --subprocesses' shape; NAME is the process's main
 	 * thread name, perf.data carries no command line). */
 	bool processes;
+	/* issue 10 (docs/top.md §3): off-CPU time too. A sched:sched_switch
+	 * sample at a blocked thread's switch-out opens a stretch with its
+	 * stack, the thread's next switch-in (PERF_RECORD_SWITCH, a
+	 * sched_switch naming it next_pid, or its next sample) closes it;
+	 * the stack weighs the stretch. Every weight, on-CPU samples' too
+	 * (their period), is then in milliseconds (the write option
+	 * milliseconds says so in the output). */
+	bool idle;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field processes
+#define perfspy_convert_opts__last_field idle
 
 /*
  * Read every record of the session, keep statistics (see
@@ -557,9 +569,12 @@ struct perfspy_write_opts {
 	 * family too (docs/output.md §7.2). NULL: by the text alone. */
 	const char *(*frame_lib)(void *ctx, const char *frame, size_t len);
 	void *frame_lib_ctx;
+	/* issue 10: the weights are milliseconds (a conversion with ->idle):
+	 * the SVG's title line and tooltips and speedscope's unit say so. */
+	bool milliseconds;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field frame_lib_ctx
+#define perfspy_write_opts__last_field milliseconds
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):
@@ -1051,9 +1066,14 @@ struct perfspy_record_opts {
 	 * owns the fd. */
 	bool save;
 	int save_fd;
+	/* issue 10 (docs/top.md §3): also a context-switches event, sampled
+	 * (period 1, stacks as the clock's) in each thread that leaves the
+	 * CPU, and switch records (PERF_RECORD_SWITCH) on the clock event,
+	 * for perfspy_convert_opts.idle. */
+	bool idle;
 	size_t : 0;
 };
-#define perfspy_record_opts__last_field save_fd
+#define perfspy_record_opts__last_field idle
 
 /*
  * Open the events, synthesize what exists and start the capture thread.
@@ -1126,6 +1146,73 @@ PERFSPY_API int perfspy_record__thread_cpu(const struct perfspy_record *r,
 
 /* Stop, close the stream and free; NULL is accepted. */
 PERFSPY_API void perfspy_record__free(struct perfspy_record *r);
+
+/*
+ * issue 10: `perfspy top`'s table (docs/top.md). Fed a folder that grows
+ * (perfspy_session__convert() on a live stream, read from its progress
+ * callback), each perfspy_top__update() takes what the folder gained
+ * since the previous one: the interval. Rows are what py-spy top shows
+ * and more: the innermost Python frame with the native leaf that burns
+ * the time under it (`forward (model.py:40) -> cudaLaunchKernel`); a
+ * stack with no Python frame gives its native leaf `func (lib)`.
+ * Own: the row is the stack's leaf row; total: the row is on the stack
+ * (each Python frame once per stack). Counts are folder weights.
+ */
+struct perfspy_top;
+
+enum perfspy_top_mode {
+	PERFSPY_TOP_MIXED = 0,	/* Python frames, native leaf under the last */
+	PERFSPY_TOP_NATIVE = 1, /* native (and kernel) frames only */
+	PERFSPY_TOP_PYTHON = 2, /* Python frames only */
+};
+
+struct perfspy_top_opts {
+	size_t sz;
+	int mode; /* enum perfspy_top_mode */
+	/* One row per thread and function, from `thread (TID)...` roots
+	 * (convert with ->threads); without roots the tid is 0. */
+	bool threads;
+	size_t : 0;
+};
+#define perfspy_top_opts__last_field threads
+
+struct perfspy_top_row {
+	size_t sz;
+	const char *name; /* lives until perfspy_top__free() */
+	int tid;	  /* with ->threads, else 0 */
+	const char *thread_name; /* NULL if none */
+	uint64_t own, total;	 /* in the last interval */
+	uint64_t own_all, total_all; /* since the first update */
+	size_t : 0;
+};
+
+struct perfspy_top_stats {
+	size_t sz;
+	uint64_t total;	    /* weight of the last interval */
+	uint64_t total_all; /* since the first update */
+	uint32_t nr_threads; /* threads (roots) with weight in the interval */
+	size_t : 0;
+};
+
+PERFSPY_API int perfspy_top__new(const struct perfspy_top_opts *opts,
+				 struct perfspy_top **out);
+/* Free; NULL is accepted. */
+PERFSPY_API void perfspy_top__free(struct perfspy_top *t);
+/* Take the interval: what @f gained since the last update (the same
+ * folder every time; stacks only grow). -ENOMEM leaves @t unusable. */
+PERFSPY_API int perfspy_top__update(struct perfspy_top *t,
+				    const struct perfspy_folder *f);
+/* Rows, ordered by own then total in the interval, then by own and
+ * total since the start, then by name and tid: -ENOENT past the end. */
+PERFSPY_API size_t perfspy_top__nr_rows(const struct perfspy_top *t);
+PERFSPY_API int perfspy_top__row(const struct perfspy_top *t, size_t idx,
+				 struct perfspy_top_row *row);
+PERFSPY_API int perfspy_top__stats(const struct perfspy_top *t,
+				   struct perfspy_top_stats *st);
+/* The interval's stacks as a folder (for perfspy_report__new()); owned
+ * by @t, valid until the next update. */
+PERFSPY_API const struct perfspy_folder *
+perfspy_top__interval(const struct perfspy_top *t);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 #include "perfspy.h"
 #include "frames/python.h"
 #include "frames/stacks.h"
+#include "offcpu.h"
+#include "perfdata/tracing.h"
 
 /*
  * Callchain cache: frame-pointer samples repeat the same callchains over
@@ -90,6 +92,11 @@ struct perfspy_session {
 	bool kern_release_set;     /* pipe mode: OS release given to sym */
 	bool arch_set;             /* the unwinder has the recording's arch */
 	u64 nr_kernel_samples;     /* samples in or through the kernel */
+	/* --idle (issue 10, docs/top.md §3): off-CPU stretches per thread;
+	 * idle_checked: the first sample chose the on-CPU event. */
+	bool idle;
+	struct offcpu off;
+	bool idle_checked;
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -254,6 +261,8 @@ static void reset_pass(struct perfspy_session *s)
 	if (s->stk_live)
 		stk_free(&s->stk);
 	s->stk_live = false;
+	offcpu_free(&s->off);
+	s->idle_checked = false;
 }
 
 PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
@@ -271,6 +280,7 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 		stk_free(&s->stk);
 	unw_ctx_free(s->unw);
 	htab_free(&s->chains);
+	offcpu_free(&s->off);
 	free(s->sel_also);
 	free(s->perf_map_dir);
 	free(s->path);
@@ -339,31 +349,15 @@ static struct chain_ent *chain_slot(struct perfspy_session *s, u64 h1, u64 h2)
 	return htab_probe(&s->chains, h1, chain_eq, &h2);
 }
 
-static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
-		       const struct rec_sample *smp, struct mach_thread *t)
+/* The frame ids of @smp, root first with the root frames the options
+ * ask for, in s->stk.stack (*@nr of them). */
+static int build_stack(struct perfspy_session *s, const struct rd_evsel *ev,
+		       const struct rec_sample *smp, struct mach_thread *t, size_t *nr)
 {
-	u64 weight = OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
-		smp->period : 1;
-	struct chain_ent *ce = NULL;
 	size_t n = 0, i;
-	u32 tmp, *stack, idx;
-	u64 h1, h2;
+	u32 tmp, *stack;
 	int err;
 
-	/* The cache keys on the callchain: not for samples whose stack
-	 * also comes from a branch stack (LBR call stacks, stacks.c). */
-	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
-	    !smp->branch_nr) {
-		chain_key(s, smp, t, &h1, &h2);
-		ce = chain_slot(s, h1, h2);
-		if (!ce)
-			return -ENOMEM;
-		if (htab_used(ce)) {
-			fold_add_to(s->folder, ce->stack, weight);
-			return fold_timeline_add(s->folder, smp->time, smp->has_time,
-						 smp->tid, ce->stack);
-		}
-	}
 	err = stk_build(&s->stk, ev, smp, &n);
 	if (err)
 		return err;
@@ -405,9 +399,41 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 						  smp->pid, pc ? pc : ""), &n);
 		if (err)
 			return err;
-		stack = s->stk.stack;
 	}
+	*nr = n;
+	return 0;
+}
+
+static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
+		       const struct rec_sample *smp, struct mach_thread *t, u64 weight)
+{
+	struct chain_ent *ce = NULL;
+	u32 *stack;
+	size_t n;
+	u64 h1, h2;
+	int err;
+
+	/* The cache keys on the callchain: not for samples whose stack
+	 * also comes from a branch stack (LBR call stacks, stacks.c). */
+	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
+	    !smp->branch_nr) {
+		chain_key(s, smp, t, &h1, &h2);
+		ce = chain_slot(s, h1, h2);
+		if (!ce)
+			return -ENOMEM;
+		if (htab_used(ce)) {
+			fold_add_to(s->folder, ce->stack, weight);
+			return fold_timeline_add(s->folder, smp->time, smp->has_time,
+						 smp->tid, ce->stack);
+		}
+	}
+	err = build_stack(s, ev, smp, t, &n);
+	if (err)
+		return err;
+	stack = s->stk.stack;
 	if (!ce) {
+		u32 idx;
+
 		err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &idx);
 		return err ? err : fold_timeline_add(s->folder, smp->time, smp->has_time,
 						     smp->tid, idx);
@@ -468,6 +494,16 @@ static const char *hybrid_rest(const char *name)
 	if (!slash || slash == name + 4 || !slash[1])
 		return NULL;
 	return slash + 1;
+}
+
+/* --idle: an event whose samples are switch-outs (issue 10): the
+ * sched_switch tracepoint, or the context-switches software event (what
+ * `perfspy record --idle` samples: no tracefs needed). */
+static bool is_sched_switch(const struct rd_evsel *ev)
+{
+	return (ev->name && !strcmp(ev->name, "sched:sched_switch")) ||
+	       (ev->attr.type == PERF_TYPE_SOFTWARE &&
+		ev->attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES);
 }
 
 /* Samples per event, for the default choice: a pass over the records
@@ -546,8 +582,12 @@ static int pick_default_event(struct perfspy_session *s)
 		evs[i].nr_samples = 0;
 	if ((err = count_samples(s)))
 		return err;
+	/* --idle: sched_switch is the off-CPU event, not the on-CPU one. */
+	for (i = 0; s->idle && i < nr && is_sched_switch(&evs[best]); i++)
+		best = i;
 	for (i = 1; i < nr; i++)
-		if (evs[i].nr_samples > evs[best].nr_samples)
+		if (evs[i].nr_samples > evs[best].nr_samples &&
+		    !(s->idle && is_sched_switch(&evs[i])))
 			best = i;
 	s->sel_event = (int)best;
 	rest = hybrid_rest(evs[best].name);
@@ -580,19 +620,14 @@ static bool is_twin(const struct perfspy_session *s, int idx)
 	return ra && rb && a->attr.type == b->attr.type && !strcmp(ra, rb);
 }
 
-static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
-			const struct mach_thread *t, int evidx)
+/* The pid, tid and comm filters. */
+static bool keep_thread(struct perfspy_session *s, const struct rec_sample *smp,
+			const struct mach_thread *t)
 {
 	const struct perfspy_convert_opts *o = s->copts;
 	int pid = OPTS_GET(o, pid, 0), tid = OPTS_GET(o, tid, 0);
 	const char *comm = OPTS_GET(o, comm, NULL);
 
-	if (s->sel_event < 0)
-		s->sel_event = select_event(s);
-	if (evidx != s->sel_event &&
-	    !(evidx >= 0 && (size_t)evidx < s->nr_sel_also && s->sel_also[evidx]) &&
-	    !(s->sel_twins && is_twin(s, evidx)))
-		return false;
 	if (pid && (s32)smp->pid != pid)
 		return false;
 	if (tid && (s32)smp->tid != tid)
@@ -600,6 +635,186 @@ static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
 	if (comm && (!t || !t->comm || strcmp(t->comm, comm)))
 		return false;
 	return true;
+}
+
+static bool keep_sample(struct perfspy_session *s, const struct rec_sample *smp,
+			const struct mach_thread *t, int evidx)
+{
+	if (s->sel_event < 0)
+		s->sel_event = select_event(s);
+	if (evidx != s->sel_event &&
+	    !(evidx >= 0 && (size_t)evidx < s->nr_sel_also && s->sel_also[evidx]) &&
+	    !(s->sel_twins && is_twin(s, evidx)))
+		return false;
+	return keep_thread(s, smp, t);
+}
+
+/* ------------------------------------------------------------ --idle */
+
+/* Weighed by its period (ns): cpu-clock and task-clock. */
+static bool is_clock(const struct rd_evsel *ev)
+{
+	return ev->attr.type == PERF_TYPE_SOFTWARE &&
+	       (ev->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+		ev->attr.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/*
+ * The first sample of an --idle conversion: the on-CPU event must not be
+ * the sched_switch one (a stream's default is its first event, which
+ * `perf record -e sched:sched_switch -e cpu-clock` makes sched_switch),
+ * and without a sched_switch event there is no off-CPU time to show.
+ */
+static void idle_check(struct perfspy_session *s)
+{
+	bool any = false;
+	size_t i;
+
+	s->idle_checked = true;
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		any |= is_sched_switch(&s->rd.evsels[i]);
+	if (!any)
+		log_msg(&s->log, LOG_WARN,
+			"%s: --idle: no sched:sched_switch or context-switches events, so no off-CPU time (record with "
+			"perf record -e sched:sched_switch -e cpu-clock --switch-events --call-graph dwarf)",
+			s->path);
+	if (OPTS_GET(s->copts, event, NULL) || s->sel_event < 0 ||
+	    (size_t)s->sel_event >= s->rd.nr_evsels ||
+	    !is_sched_switch(&s->rd.evsels[s->sel_event]))
+		return;
+	for (i = 0; i < s->rd.nr_evsels; i++) {
+		const struct rd_evsel *e = &s->rd.evsels[i];
+
+		if (!is_sched_switch(e) && !(e->attr.type == PERF_TYPE_SOFTWARE &&
+					     e->attr.config == PERF_COUNT_SW_DUMMY)) {
+			s->sel_event = (int)i;
+			s->sel_twins = false;
+			return;
+		}
+	}
+}
+
+/* Thread @tid runs at @time: fold its off-CPU stretch, if it had one. */
+static int idle_close(struct perfspy_session *s, u32 tid, u64 time)
+{
+	struct offcpu_thread *ot = offcpu_thread(&s->off, tid);
+	u64 ms;
+
+	if (!ot)
+		return -ENOMEM;
+	if (offcpu_in(&s->off, ot, time, &ms) && ms)
+		return fold_add_ids(s->folder, ot->ids, ot->nr, ms);
+	return 0;
+}
+
+/*
+ * A sample of an --idle conversion (docs/top.md §3). Every sample of a
+ * thread says it runs (closing its stretch); a sched_switch sample also
+ * names the thread switched in (next_pid). A switch-out of a blocked
+ * thread (prev_state says so: not R, not preempted) opens a stretch with
+ * its stack; on-CPU samples weigh their period (ns) in milliseconds.
+ */
+static int idle_sample(struct perfspy_session *s, const struct rd_evsel *ev,
+		       const struct rec_sample *smp, struct mach_thread *t, int evidx)
+{
+	struct offcpu_thread *ot;
+	struct trace_switch sw;
+	bool sw_ok;
+	size_t n;
+	u64 ns, ms;
+	int err;
+
+	if (!s->idle_checked)
+		idle_check(s);
+	if (!smp->has_time) {
+		s->stats.samples_filtered++; /* no time, no stretch */
+		return 0;
+	}
+	err = idle_close(s, smp->tid, smp->time);
+	if (err)
+		return err;
+	if (is_sched_switch(ev)) {
+		sw_ok = !trace_sched_switch(s->rd.trace, ev->attr.config, smp->raw,
+					    smp->raw_size, &sw);
+		if (sw_ok && sw.next_pid && (err = idle_close(s, sw.next_pid, smp->time)))
+			return err;
+		if (!keep_thread(s, smp, t)) {
+			s->stats.samples_filtered++;
+			return 0;
+		}
+		/* TASK_REPORT_MAX (0x100) is a preemption, 0 a yield: the
+		 * thread stays runnable, it does not wait. */
+		if (sw_ok && !(sw.prev_state & 0xff)) {
+			s->off.nr_preempted++;
+			return 0;
+		}
+		err = build_stack(s, ev, smp, t, &n);
+		if (err)
+			return err;
+		ot = offcpu_thread(&s->off, smp->tid);
+		if (!ot)
+			return -ENOMEM;
+		s->stats.samples_kept++;
+		return offcpu_out(&s->off, ot, smp->time, s->stk.stack, (u32)n);
+	}
+	if (!keep_sample(s, smp, t, evidx)) {
+		s->stats.samples_filtered++;
+		return 0;
+	}
+	s->stats.samples_kept++;
+	/* A clock's period is ns of CPU; another event's sample stands for
+	 * 1/frequency s (or 1 ms at a fixed period in other units). */
+	ns = is_clock(ev) ? smp->period :
+	     ev->attr.freq && ev->attr.sample_freq ? 1000000000ull / ev->attr.sample_freq :
+	     1000000;
+	ot = offcpu_thread(&s->off, smp->tid);
+	if (!ot)
+		return -ENOMEM;
+	ms = offcpu_ms(ot, ns);
+	return ms ? fold_sample(s, ev, smp, t, ms) : 0;
+}
+
+/* A PERF_RECORD_SWITCH (--switch-events, or the live capture's): a
+ * switch-in ends the thread's stretch at its exact time. */
+static int idle_switch_record(struct perfspy_session *s, const struct perf_event_header *h)
+{
+	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
+	struct rec_id id;
+
+	struct offcpu_thread *ot;
+
+	if (!s->idle || !s->folder || !ev || rec_parse_id(ev, h, &id) || !id.has_time)
+		return 0;
+	if (!(hdr_misc(h) & PERF_RECORD_MISC_SWITCH_OUT))
+		return idle_close(s, id.tid, id.time);
+	/* Preempted: still runnable, not waiting. A context-switches
+	 * sample (no prev_state) opened a stretch just before: drop it. */
+	if (!(hdr_misc(h) & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT))
+		return 0;
+	ot = offcpu_thread(&s->off, id.tid);
+	if (!ot)
+		return -ENOMEM;
+	if (ot->open && ot->t_out <= id.time) {
+		ot->open = false;
+		s->off.nr_open--;
+		s->off.nr_preempted++;
+	}
+	return 0;
+}
+
+/* The end: threads still off the CPU wait until the last sample. */
+static int idle_finish(struct perfspy_session *s)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < s->off.nr; i++)
+		err = idle_close(s, s->off.thr[i].tid, s->time_last);
+	if (s->off.nr_open)
+		log_msg(&s->log, LOG_INFO, "--idle: %llu off-CPU stretches, %llu preemptions not counted",
+			(unsigned long long)s->off.nr_open,
+			(unsigned long long)s->off.nr_preempted);
+	return err;
 }
 
 /*
@@ -743,12 +958,16 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		/* info: unwind user stacks for the statistics only. */
 		return smp.regs_abi && smp.stack_size ? stk_build(&s->stk, ev, &smp, &n) : 0;
 	}
+	if (s->idle)
+		return idle_sample(s, ev, &smp, t, (int)rd_evsel_idx(&s->rd, ev));
 	if (!keep_sample(s, &smp, t, (int)rd_evsel_idx(&s->rd, ev))) {
 		s->stats.samples_filtered++;
 		return 0;
 	}
 	s->stats.samples_kept++;
-	return fold_sample(s, ev, &smp, t);
+	return fold_sample(s, ev, &smp, t,
+			   OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
+			   smp.period : 1);
 }
 
 /* ----------------------------------------------------------- records */
@@ -813,6 +1032,9 @@ static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
 	case PERF_RECORD_THROTTLE:
 		s->nr_throttle++;
 		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return idle_switch_record(s, h);
 	case REC_HEADER_BUILD_ID:
 		return on_build_id(s, h);
 	default:
@@ -840,10 +1062,34 @@ static int flush_queue(struct perfspy_session *s, struct order *o, u64 limit)
 	return err;
 }
 
+/* A stream under --idle: what open stretches have lasted so far, up to
+ * the latest sample, goes into the folder now (the rest when they end:
+ * the total is the same), so that a live reader (`perfspy top --idle`)
+ * sees a thread blocked for longer than its interval. */
+static int idle_catch_up(struct perfspy_session *s)
+{
+	struct offcpu_thread *ot;
+	size_t i;
+	u64 ms;
+	int err = 0;
+
+	for (i = 0; !err && i < s->off.nr; i++) {
+		ot = &s->off.thr[i];
+		if (!ot->open || s->time_last <= ot->t_out)
+			continue;
+		ms = offcpu_ms(ot, s->time_last - ot->t_out);
+		ot->t_out = s->time_last;
+		if (ms)
+			err = fold_add_ids(s->folder, ot->ids, ot->nr, ms);
+	}
+	return err;
+}
+
 static int report_progress(struct perfspy_session *s)
 {
 	perfspy_progress_fn fn = OPTS_GET(s->copts, progress_fn, NULL);
 	struct timespec now;
+	int err;
 
 	if (!fn)
 		return 0;
@@ -852,6 +1098,8 @@ static int report_progress(struct perfspy_session *s)
 	    (now.tv_nsec - s->last_progress.tv_nsec) < 100000000L)
 		return 0;
 	s->last_progress = now;
+	if (s->idle && s->rd.pipe_mode && (err = idle_catch_up(s)))
+		return err;
 	if (fn(OPTS_GET(s->copts, progress_ctx, NULL), s->rd.pos,
 	       s->rd.fd >= 0 ? 0 : s->rd.data_end))
 		return -PERFSPY_E_INTERRUPTED;
@@ -897,6 +1145,10 @@ static int run_pass(struct perfspy_session *s)
 		}
 		if (type == REC_FINISHED_ROUND) {
 			err = flush_queue(s, &o, ord_round(&o));
+			/* A live stream's rounds are its reads (live.c): report
+			 * there too, rate-limited, for `perfspy top` (issue 10). */
+			if (!err && s->rd.pipe_mode)
+				err = report_progress(s);
 		} else if (can_order(&s->rd) && (t = rec_time(&s->rd, rec.hdr))) {
 			if (ord_late(&o, t))
 				s->stats.out_of_order++;
@@ -982,6 +1234,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 			s->rd.evsels[i].nr_samples = 0;
 	s->copts = opts;
 	s->folder = folder;
+	s->idle = folder && OPTS_GET(opts, idle, false);
 	free(s->sel_also);
 	s->sel_also = NULL;
 	s->nr_sel_also = 0;
@@ -1008,6 +1261,8 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 	if (err)
 		return err;
 	err = run_pass(s);
+	if (!err && s->idle)
+		err = idle_finish(s);
 	s->passed = true;
 	s->sel_valid = folder && !err;
 	if (!err)

@@ -26,6 +26,8 @@ pkgs+=(patchelf)
 # debootstrap qemu-system-arm gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 # binutils-aarch64-linux-gnu cpio kmod (docs/arm64.md §4).
 pkgs+=(xz-utils)
+# tmux: tests/e2e/run-top.sh drives `perfspy top` in a terminal (issue 10).
+pkgs+=(tmux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

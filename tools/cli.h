@@ -91,5 +91,9 @@ int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_combine(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+
+/* cmd_record.c: why perf_event_open said no, and the fixes (also top). */
+void record_permission_message(int err);
 
 #endif

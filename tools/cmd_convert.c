@@ -43,6 +43,10 @@ static void convert_usage(FILE *f)
 		"      --comm NAME       only samples of threads with this name\n"
 		"      --no-kernel       drop kernel frames\n"
 		"      --threads         add a root frame `thread (TID): NAME` per stack\n"
+		"      --idle            off-CPU time too (from sched:sched_switch samples\n"
+		"                        at switch-out): every count is then milliseconds;\n"
+		"                        record with perf record -e sched:sched_switch\n"
+		"                        -e cpu-clock --switch-events --call-graph dwarf\n"
 		"      --weight W        'samples' counts samples, 'period' sums sample\n"
 		"                        periods (ns for cpu-clock) [default: samples]\n"
 		"      --perf-map-dir DIR  where perf-PID.map / jit-PID.dump files are\n"
@@ -69,7 +73,7 @@ static void convert_usage(FILE *f)
 enum { O_PID = 256, O_TID, O_COMM, O_EVENT, O_NO_KERNEL, O_THREADS, O_WEIGHT,
        O_SYMFS, O_BUILDID_DIR, O_PERF_MAP_DIR, O_KEEP_INTERP, O_PY_ONLY,
        O_QUALNAME, O_NOLINENO, O_FULL_FILENAMES, O_FORMAT, O_TITLE,
-       O_KALLSYMS, O_NO_DEBUGINFOD, O_LINENO };
+       O_KALLSYMS, O_NO_DEBUGINFOD, O_LINENO, O_IDLE };
 
 static const struct option convert_opts[] = {
 	{ "input", required_argument, NULL, 'i' },
@@ -94,6 +98,7 @@ static const struct option convert_opts[] = {
 	{ "title", required_argument, NULL, O_TITLE },
 	{ "lineno", no_argument, NULL, O_LINENO },
 	{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
+	{ "idle", no_argument, NULL, O_IDLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -212,6 +217,7 @@ int cmd_convert(int argc, char **argv)
 		case O_TITLE: wo.title = optarg; break;
 		case O_LINENO: wo.lineno = true; break;
 		case O_NO_DEBUGINFOD: common.no_debuginfod = true; break;
+		case O_IDLE: co.idle = wo.milliseconds = true; break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;

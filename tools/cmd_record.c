@@ -55,6 +55,9 @@ static void record_usage(FILE *f)
 		"      --mmap-pages N    ring buffer pages per CPU (power of 2)\n"
 		"                        [default: 1024, fewer on many CPUs (64 MiB in all)\n"
 		"                        or if the memlock limit says so]\n"
+		"      --idle            off-CPU time too: each thread's time blocked (futex,\n"
+		"                        sleep, I/O) under the stack it blocked in; counts\n"
+		"                        are then milliseconds, on and off CPU\n"
 		"      --native          accepted for py-spy compatibility (native frames\n"
 		"                        are always shown)\n"
 		"  -q, --quiet           only errors on stderr\n"
@@ -66,7 +69,7 @@ static void record_usage(FILE *f)
 }
 
 enum { O_NOLINENO = 256, O_FULL_FILENAMES, O_SAVE, O_TITLE, O_STACK_SIZE,
-       O_MMAP_PAGES, O_NATIVE, O_LINENO };
+       O_MMAP_PAGES, O_NATIVE, O_LINENO, O_IDLE };
 
 static const struct option record_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -84,6 +87,7 @@ static const struct option record_opts[] = {
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
 	{ "mmap-pages", required_argument, NULL, O_MMAP_PAGES },
 	{ "native", no_argument, NULL, O_NATIVE },
+	{ "idle", no_argument, NULL, O_IDLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -116,7 +120,7 @@ struct rec_args {
 	double duration;
 	long rate, stack_size, mmap_pages;
 	const char *out, *save;
-	bool subprocesses, quiet;
+	bool subprocesses, quiet, idle;
 	int verbose;
 	char **argv;
 };
@@ -236,7 +240,7 @@ static char *default_output(const struct rec_args *a, int fmt, int pid)
 	return out;
 }
 
-static void permission_message(int err)
+void record_permission_message(int err)
 {
 	char paranoid[32];
 
@@ -267,6 +271,7 @@ static int start(const struct rec_args *a, struct cli_out *save,
 		.duration_ms = (uint64_t)(a->duration * 1000.0 + 0.5),
 		.save = save->f != NULL,
 		.save_fd = save->f ? fileno(save->f) : -1,
+		.idle = a->idle,
 	);
 	char msg[256];
 	int err = perfspy_record__start(&ro, rec);
@@ -274,7 +279,7 @@ static int start(const struct rec_args *a, struct cli_out *save,
 	if (!err)
 		return 0;
 	if (err == -EACCES || err == -EPERM) {
-		permission_message(err);
+		record_permission_message(err);
 		return -1;
 	}
 	perfspy_strerror(err, msg, sizeof(msg));
@@ -358,7 +363,7 @@ static void summary(struct perfspy_session *s, const struct perfspy_record *rec,
 			rows[i].comm ? rows[i].comm : "?", (unsigned long long)rows[i].n);
 		if (rows[i].cpu_s >= 0)
 			fprintf(stderr, " %8.2f s on CPU", rows[i].cpu_s);
-		if (rated)
+		if (rated && !a->idle)
 			fprintf(stderr, " %7.1f Hz", rows[i].n / rows[i].cpu_s);
 		fputc('\n', stderr);
 	}
@@ -370,14 +375,17 @@ static void summary(struct perfspy_session *s, const struct perfspy_record *rec,
 	 * contexts at a switch with the timer running (kernel/events/core.c
 	 * perf_event_context_sched_out). The rate over all threads' CPU
 	 * time is the one to trust. */
-	if (cpu_all > 0)
+	if (a->idle)
+		fprintf(stderr, "%s: --idle: the samples above include every switch-out (the "
+			"context-switches event), so no rate is given\n", cli_prog);
+	else if (cpu_all > 0)
 		fprintf(stderr, "%s: rate: requested %u Hz per second on CPU, achieved %.1f Hz over "
 			"all threads' CPU time (%.2f s)\n", cli_prog, st->rate, rated_n / cpu_all,
 			cpu_all);
 	else
 		fprintf(stderr, "%s: rate: requested %u Hz per second on CPU; the threads' CPU "
 			"time is unknown (they ended)\n", cli_prog, st->rate);
-	if (nr_rates) {
+	if (nr_rates && !a->idle) {
 		qsort(rates, nr_rates, sizeof(*rates), dbl_cmp);
 		fprintf(stderr, "  per thread: %.1f Hz (lowest) / %.1f Hz (median) over the %zu "
 			"that ran %.1f s or more\n", rates[0], rates[(nr_rates - 1) / 2],
@@ -459,6 +467,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a,
 			}
 			break;
 		case O_NATIVE: break;
+		case O_IDLE: a->idle = co->idle = wo->milliseconds = true; break;
 		case 'q': a->quiet = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': record_usage(stdout); return 0;
@@ -586,9 +595,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!a.quiet) {
 		summary(s, rec, &st, &a);
-		fprintf(stderr, "%s: wrote %s (%zu stacks, %llu samples)", cli_prog,
+		fprintf(stderr, "%s: wrote %s (%zu stacks, %llu %s)", cli_prog,
 			strcmp(a.out, "-") ? a.out : "<stdout>", perfspy_folder__nr_stacks(f),
-			(unsigned long long)perfspy_folder__total(f));
+			(unsigned long long)perfspy_folder__total(f),
+			a.idle ? "ms on and off CPU" : "samples");
 		if (a.save)
 			fprintf(stderr, "; perf.data: %s", a.save);
 		fputc('\n', stderr);

@@ -56,6 +56,8 @@ int main(int argc, char **argv)
 		return cmd_combine(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return cmd_top(argc - 1, argv + 1);
 	cli_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return 2;

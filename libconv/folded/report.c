@@ -43,6 +43,21 @@ static const char default_rules[] =
 	"# .constprop.N, .isra.N, .part.N, .cold).\n"
 	"# .item() on a CUDA tensor waits for the device; on a CPU tensor\n"
 	"# (_local_scalar_dense_cpu) it does not, so only the _cuda kernel is a sync.\n"
+	"# Off-CPU stacks (--idle, docs/top.md section 3): where a thread waited,\n"
+	"# by the kernel path it left the CPU through (first: a GIL or CUDA wait\n"
+	"# off the CPU is a futex or I/O wait).\n"
+	"waiting: futex: func futex_do_wait\n"
+	"waiting: futex: func futex_wait_queue\n"
+	"waiting: futex: func futex_wait_queue_me\n"
+	"waiting: sleep: func do_nanosleep\n"
+	"waiting: sleep: func hrtimer_nanosleep\n"
+	"waiting: I/O: func io_schedule*\n"
+	"waiting: I/O: func schedule_hrtimeout*\n"
+	"waiting: I/O: func schedule_timeout*\n"
+	"waiting: I/O: func pipe_read\n"
+	"waiting: I/O: func pipe_write\n"
+	"waiting: I/O: func wait_woken\n"
+	"waiting: I/O: func sk_wait_data\n"
 	"CUDA sync: func *_local_scalar_dense_cuda*\n"
 	"CUDA sync: func cudaStreamSynchronize*\n"
 	"CUDA sync: func cudaDeviceSynchronize*\n"
@@ -299,10 +314,28 @@ static int rp_rule_line(struct perfspy_report *r, const char *s, const char *e,
 			unsigned lineno)
 {
 	static const char *const kinds[] = { "func", "lib", "frame", "kernel" };
-	const char *colon = memchr(s, ':', (size_t)(e - s)), *ce, *p;
+	const char *colon = memchr(s, ':', (size_t)(e - s)), *ce, *p, *c2, *pe;
 	struct rp_rule ru = { 0 };
 	unsigned k;
 
+	/* A category may hold ': ' itself (`waiting: futex`, issue 10): the
+	 * category ends at the first colon a rule body follows. */
+	for (c2 = colon; c2; c2 = memchr(c2 + 1, ':', (size_t)(e - c2 - 1))) {
+		pe = e;
+		p = trim(c2 + 1, pe, &pe);
+		word(&p, pe, "python");
+		p = trim(p, pe, &pe);
+		word(&p, pe, "leaf");
+		p = trim(p, pe, &pe);
+		for (k = 0; k < ARRAY_SIZE(kinds) && !word(&p, pe, kinds[k]); k++)
+			;
+		if (k < ARRAY_SIZE(kinds)) {
+			colon = c2;
+			break;
+		}
+		if (c2 + 1 >= e)
+			break;
+	}
 	if (!colon)
 		RULE_FAIL("expected 'CATEGORY: [python] [leaf] func|lib|frame GLOB' or 'CATEGORY: kernel'");
 	s = trim(s, colon, &ce);

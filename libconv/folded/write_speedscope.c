@@ -68,6 +68,7 @@ struct ss {
 	struct ss_tl *tl;
 	size_t nr_tl;
 	u64 t0;			/* the first sample's time: every startValue */
+	bool ms; /* weights are milliseconds (--idle, docs/top.md §3) */
 };
 
 struct ss_tl {
@@ -187,13 +188,16 @@ static int cmp_tl(const void *a, const void *b)
 }
 
 /* The folder's timeline by profile and time; none (s->nr_tl 0) when the
- * folder kept none or it does not cover the stacks (combined inputs). */
+ * folder kept none or it does not cover the stacks (combined inputs), or
+ * the weights are off-CPU milliseconds (--idle): a sample's time is then
+ * where a wait began, and the one-entry-per-sample timeline would misdraw
+ * stretches that the weights already measure (docs/top.md §3). */
 static int ss_timeline(struct ss *s)
 {
 	size_t i, nr;
 	const struct fold_tl *tl = fold_timeline(s->f, &nr);
 
-	if (!tl)
+	if (!tl || s->ms)
 		return 0;
 	for (i = 0; i < nr; i++)
 		if (tl[i].stack >= s->nr)
@@ -353,7 +357,8 @@ static void ss_put_profile(struct wout *w, const struct ss *s,
 
 	wout_str(w, "{\"type\":\"sampled\",");
 	ss_put_name(w, s, g, title);
-	wout_str(w, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":");
+	wout_str(w, s->ms ? ",\"unit\":\"milliseconds\",\"startValue\":0,\"endValue\":" :
+			    ",\"unit\":\"none\",\"startValue\":0,\"endValue\":");
 	wout_u64(w, g->total);
 	wout_str(w, ",\n\"samples\":[");
 	for (i = g->first; i != UINT32_MAX; i = s->next[i]) {
@@ -419,7 +424,7 @@ int write_speedscope(const struct perfspy_folder *f, FILE *out,
 		     const struct perfspy_write_opts *opts)
 {
 	const char *title = OPTS_GET(opts, title, NULL);
-	struct ss s = { .f = f };
+	struct ss s = { .f = f, .ms = OPTS_GET(opts, milliseconds, false) };
 	struct wout w;
 	int err;
 

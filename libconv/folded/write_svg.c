@@ -74,6 +74,7 @@ struct fg_tree {
 	struct fg_line *lines; /* sorted by node, then weight down */
 	size_t nr_lines, cap_lines;
 	struct idmap line_idx; /* node << 32 | frame -> index + 1 in lines */
+	bool ms; /* weights are milliseconds (--idle) */
 };
 
 struct fg_slot {
@@ -430,8 +431,11 @@ static void fg_put_node(struct wout *w, const struct fg_tree *t, u32 i)
 		 fg_fams[fam].cls, (unsigned long long)n->start,
 		 (unsigned long long)n->total, n->depth);
 	wout_xml(w, name, len);
-	wout_fmt(w, " (%llu sample%s, ", (unsigned long long)n->total,
-		 n->total == 1 ? "" : "s");
+	if (t->ms)
+		wout_fmt(w, " (%llu ms, ", (unsigned long long)n->total);
+	else
+		wout_fmt(w, " (%llu sample%s, ", (unsigned long long)n->total,
+			 n->total == 1 ? "" : "s");
 	wout_fixed(w, n->total * 100, t->n[0].total ? t->n[0].total : 1, 2);
 	wout_str(w, "%)");
 	if (i && t->grp.grouped[n->name])
@@ -672,6 +676,9 @@ static void fg_put_head(struct wout *w, const struct fg_tree *t, const char *tit
 		 FG_WIDTH, (unsigned long long)h);
 	wout_fmt(w, "<text id=\"title\" class=\"title\" x=\"%d\" y=\"24\">", FG_WIDTH / 2);
 	wout_xml(w, title, strlen(title));
+	/* --idle: the unit, where the reader looks first (docs/top.md §3). */
+	if (t->ms)
+		wout_str(w, " (milliseconds, on and off CPU)");
 	wout_str(w, "</text>\n");
 	fg_put_legend(w);
 	wout_fmt(w, "<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
@@ -693,7 +700,8 @@ static void fg_put_bar(struct wout *w)
 int write_svg(const struct perfspy_folder *f, FILE *out,
 	      const struct perfspy_write_opts *opts)
 {
-	struct fg_tree t = { .f = f, .opts = opts };
+	struct fg_tree t = { .f = f, .opts = opts,
+			     .ms = OPTS_GET(opts, milliseconds, false) };
 	const char *title = OPTS_GET(opts, title, NULL);
 	struct wout w;
 	int err;

@@ -80,6 +80,13 @@ struct perfspy_record {
 	struct perf_cpu_map *cpus;
 	struct perf_thread_map *threads;
 	struct perf_event_attr attr;
+	/* --idle (issue 10, docs/top.md §3): a context-switches event
+	 * (period 1, sampled in the thread that leaves the CPU) in an evlist
+	 * and ring buffers of its own, so the capture knows which event a
+	 * record is from and writes that as the record's id. */
+	bool idle;
+	struct perf_evlist *evlist_cs;
+	struct perf_event_attr attr_cs;
 	int rfd, wfd;		 /* the stream pipe */
 	int save_fd;		 /* borrowed, or -1 */
 	pid_t pid;
@@ -141,6 +148,8 @@ static bool check_end(struct perfspy_record *r)
 		return true;
 	if (stop_requested(r) || (r->deadline_ns && now_ns() >= r->deadline_ns)) {
 		perf_evlist__disable(r->evlist);
+		if (r->evlist_cs)
+			perf_evlist__disable(r->evlist_cs);
 		r->t_end = now_ns();
 		live_snap_cpu(r->pid, &r->cpu1, &r->nr_cpu1, &r->cap_cpu1);
 		return true;
@@ -292,20 +301,39 @@ static bool target_gone(struct perfspy_record *r)
  * the ring buffers: a reader that stays behind then costs samples (LOST
  * records, counted and reported), never memory.
  */
-static int drain(struct perfspy_record *r)
+/* --idle: the stream's own event ids (the kernel's are not known: libperf
+ * keeps the fds), one per evlist. */
+#define ID_CLOCK 1
+#define ID_CS 2
+
+/* Write @id as the record's PERF_SAMPLE_IDENTIFIER: first in a sample,
+ * last in the sample_id of other records (docs/perf-data-format.md §1.9). */
+static void put_id(struct live_buf *b, size_t start, u64 id)
+{
+	const struct perf_event_header *h = (const void *)(b->p + start);
+
+	if (h->size < sizeof(*h) + 8 || start + h->size > b->len)
+		return;
+	memcpy(b->p + start + (h->type == PERF_RECORD_SAMPLE ? sizeof(*h) : h->size - 8U),
+	       &id, 8);
+}
+
+static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u64 id,
+			bool *any)
 {
 	struct perf_mmap *map;
 	union perf_event *ev;
-	bool any = false;
+	size_t start;
 	int err = 0;
 
-	perf_evlist__for_each_mmap(r->evlist, map, false) {
+	perf_evlist__for_each_mmap(evlist, map, false) {
 		if (r->out.len - r->out_pos >= BACKLOG_MAX)
 			break;
 		if (perf_mmap__read_init(map) < 0)
 			continue; /* -EAGAIN: empty */
 		while (r->out.len - r->out_pos < BACKLOG_MAX &&
 		       (ev = perf_mmap__read_event(map))) {
+			start = r->out.len;
 			if (ev->header.type == PERF_RECORD_SAMPLE) {
 				r->samples++;
 				err = live_put_sample(&r->out, ev, r->attr.sample_type,
@@ -317,16 +345,28 @@ static int drain(struct perfspy_record *r)
 				}
 				err = live_put(&r->out, ev, ev->header.size);
 			}
+			if (!err && r->idle)
+				put_id(&r->out, start, id);
 			perf_mmap__consume(map);
 			if (err)
 				break;
-			any = true;
+			*any = true;
 		}
 		perf_mmap__read_done(map);
 		if (err)
 			return err;
 	}
-	return any ? live_put_round(&r->out) : 0;
+	return 0;
+}
+
+static int drain(struct perfspy_record *r)
+{
+	bool any = false;
+	int err = drain_evlist(r, r->evlist, ID_CLOCK, &any);
+
+	if (!err && r->evlist_cs)
+		err = drain_evlist(r, r->evlist_cs, ID_CS, &any);
+	return err ? err : any ? live_put_round(&r->out) : 0;
 }
 
 static void *capture_main(void *arg)
@@ -343,7 +383,9 @@ static void *capture_main(void *arg)
 		if (r->out.len > r->out_pos)
 			poll(&pfd, 1, POLL_BACKLOG_MS);
 		else
-			perf_evlist__poll(r->evlist, POLL_MS);
+			/* --idle: a busy thread's switch-outs fill a buffer
+			 * the clock's poll does not watch; drain often. */
+			perf_evlist__poll(r->evlist, r->idle ? POLL_BACKLOG_MS : POLL_MS);
 		err = drain(r);
 		if (!err)
 			err = push_out(r, false);
@@ -412,6 +454,23 @@ static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch
 	a->watermark = 0; /* wake at half a buffer (ring_buffer.c rb_alloc) */
 }
 
+/* --idle: IDENTIFIER for the stream's ids, SWITCH records (in, and out
+ * with PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) on the clock event, and a
+ * context-switches event sampled at every switch-out with the clock's
+ * stack sampling and no side-band records. */
+static void set_idle_attrs(struct perf_event_attr *a, struct perf_event_attr *cs)
+{
+	a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	a->context_switch = 1;
+	*cs = *a;
+	cs->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	cs->freq = 0;
+	cs->sample_period = 1;
+	cs->mmap = cs->mmap2 = cs->mmap_data = 0;
+	cs->comm = cs->comm_exec = cs->task = 0;
+	cs->context_switch = 0;
+}
+
 /* libperf 6.1's perf_evsel__delete frees the evsel without putting the
  * maps propagation gave it (tools/lib/perf/evsel.c); setting the
  * evlist's maps to NULL first has libperf's own propagation put them.
@@ -426,6 +485,13 @@ static void delete_evlist(struct perfspy_record *r)
 	perf_evlist__delete(r->evlist);
 	r->evlist = NULL;
 	r->evsel = NULL;
+	if (r->evlist_cs) {
+		perf_evlist__munmap(r->evlist_cs);
+		perf_evlist__close(r->evlist_cs);
+		perf_evlist__set_maps(r->evlist_cs, NULL, NULL);
+		perf_evlist__delete(r->evlist_cs);
+		r->evlist_cs = NULL;
+	}
 }
 
 /* One fd per (CPU, thread): 16 threads on 96 CPUs pass the usual soft
@@ -447,6 +513,7 @@ static bool raise_nofile(struct perfspy_record *r)
  * space only (perf record falls back to cpu-clock:u the same way). */
 static int open_events(struct perfspy_record *r)
 {
+	struct perf_evsel *cs;
 	int err;
 
 	r->evlist = perf_evlist__new();
@@ -468,7 +535,17 @@ static int open_events(struct perfspy_record *r)
 		if (!err)
 			pr_info(&r->log, "record: kernel frames left out (perf_event_paranoid allows user space only)");
 	}
-	return err;
+	if (err || !r->idle)
+		return err;
+	r->attr_cs.exclude_kernel = r->attr.exclude_kernel;
+	r->attr_cs.exclude_hv = r->attr.exclude_hv;
+	r->evlist_cs = perf_evlist__new();
+	cs = r->evlist_cs ? perf_evsel__new(&r->attr_cs) : NULL;
+	if (!cs)
+		return -ENOMEM;
+	perf_evlist__add(r->evlist_cs, cs);
+	perf_evlist__set_maps(r->evlist_cs, r->cpus, r->threads);
+	return perf_evlist__open(r->evlist_cs);
 }
 
 /* Ring buffers: the requested size, or when that is the default, the
@@ -478,10 +555,12 @@ static int map_buffers(struct perfspy_record *r, u32 pages, bool fixed)
 {
 	for (;;) {
 		errno = 0;
-		if (!perf_evlist__mmap(r->evlist, (int)pages)) {
+		if (!perf_evlist__mmap(r->evlist, (int)pages) &&
+		    (!r->evlist_cs || !perf_evlist__mmap(r->evlist_cs, (int)pages))) {
 			r->pages = pages;
 			return 0;
 		}
+		perf_evlist__munmap(r->evlist);
 		if (fixed || pages <= MIN_PAGES || (errno != EPERM && errno != ENOMEM))
 			return errno ? -errno : -ENOMEM;
 		pages /= 2;
@@ -524,6 +603,7 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 	u32 pages = OPTS_GET(o, mmap_pages, 0);
 	u64 dur = OPTS_GET(o, duration_ms, 0), text, etext;
 	u32 id_size;
+	size_t synth_at, at;
 	pid_t *tids = NULL;
 	char **env = NULL;
 	int pfd[2], errfd = -1, nr = 0, err, tries;
@@ -540,6 +620,9 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 	fcntl(r->wfd, F_SETFL, O_NONBLOCK);
 	set_attr(&r->attr, rate ? rate : DEFAULT_RATE, stack ? stack : DEFAULT_STACK,
 		 argv != NULL);
+	r->idle = OPTS_GET(o, idle, false);
+	if (r->idle)
+		set_idle_attrs(&r->attr, &r->attr_cs);
 	r->cpus = perf_cpu_map__new(NULL);
 	if (!r->cpus)
 		return -ENOMEM;
@@ -584,8 +667,16 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 		goto out;
 	id_size = live_id_size(r->attr.sample_type);
 	err = live_put_header(&r->out);
-	if (!err)
+	if (!err && r->idle) {
+		u64 id_clock = ID_CLOCK, id_cs = ID_CS;
+
+		err = live_put_attr_ids(&r->out, &r->attr, &id_clock, 1);
+		if (!err)
+			err = live_put_attr_ids(&r->out, &r->attr_cs, &id_cs, 1);
+	} else if (!err) {
 		err = live_put_attr(&r->out, &r->attr);
+	}
+	synth_at = r->out.len;
 	live_kernel_text(&text, &etext);
 	if (!err && text && !r->attr.exclude_kernel)
 		err = live_put_kernel_mmap(&r->out, text, etext, id_size);
@@ -593,6 +684,13 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 		err = synth_process(r, id_size);
 	if (err)
 		goto out;
+	/* --idle: the synthesized records are the clock event's too. */
+	for (at = synth_at; r->idle && at + sizeof(struct perf_event_header) <= r->out.len;
+	     at += ((struct perf_event_header *)(r->out.p + at))->size) {
+		if (((struct perf_event_header *)(r->out.p + at))->size < 8)
+			break;
+		put_id(&r->out, at, ID_CLOCK);
+	}
 	{
 		size_t cap0 = 0;
 
@@ -606,6 +704,8 @@ static int setup(struct perfspy_record *r, const struct perfspy_record_opts *o)
 		err = live_release_child(&r->go_fd, errfd);
 	} else {
 		perf_evlist__enable(r->evlist);
+		if (r->evlist_cs)
+			perf_evlist__enable(r->evlist_cs);
 	}
 out:
 	if (errfd >= 0)

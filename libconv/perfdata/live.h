@@ -44,6 +44,9 @@ int live_put_header(struct live_buf *b);
 /* HEADER_ATTR of @attr (attr->size bytes) with no ids: one event, and
  * samples carry no id, so every sample is this event's. */
 int live_put_attr(struct live_buf *b, const struct perf_event_attr *attr);
+/* The same with the ids of the event's samples (HEADER_ATTR's id list). */
+int live_put_attr_ids(struct live_buf *b, const struct perf_event_attr *attr,
+		      const u64 *ids, u32 nr);
 
 /* PERF_RECORD_FINISHED_ROUND (header only). */
 int live_put_round(struct live_buf *b);

@@ -54,6 +54,20 @@ int live_put_attr(struct live_buf *b, const struct perf_event_attr *attr)
 	return err ? err : live_put(b, attr, attr->size);
 }
 
+int live_put_attr_ids(struct live_buf *b, const struct perf_event_attr *attr,
+		      const u64 *ids, u32 nr)
+{
+	struct perf_event_header h = {
+		.type = REC_HEADER_ATTR,
+		.size = (u16)(sizeof(h) + attr->size + nr * sizeof(*ids)),
+	};
+	int err = live_put(b, &h, sizeof(h));
+
+	if (!err)
+		err = live_put(b, attr, attr->size);
+	return err ? err : live_put(b, ids, nr * sizeof(*ids));
+}
+
 int live_put_round(struct live_buf *b)
 {
 	struct perf_event_header h = { .type = REC_FINISHED_ROUND, .size = sizeof(h) };

@@ -685,3 +685,46 @@ void trace_info_free(struct trace_info *ti)
 	free(ti->names);
 	free(ti);
 }
+
+/* One numeric field of @ev from @raw, bounds-checked against @size. */
+static int tr_field(struct tep_event *ev, const char *name, const void *raw,
+		    size_t size, u64 *val)
+{
+	struct tep_format_field *f = tep_find_field(ev, name);
+	unsigned long long v;
+
+	if (!f || (f->flags & TEP_FIELD_IS_ARRAY) || f->size <= 0 || f->size > 8)
+		return -ENOENT;
+	if ((size_t)f->offset + (size_t)f->size > size)
+		return -EINVAL;
+	if (tep_read_number_field(f, raw, &v))
+		return -ENOENT;
+	*val = v;
+	return 0;
+}
+
+int trace_sched_switch(const struct trace_info *ti, u64 config, const void *raw,
+		       size_t size, struct trace_switch *out)
+{
+	struct tep_event *ev;
+	u64 prev, next;
+	int err = -ENOENT;
+
+	if (!ti || !ti->tep || config > INT_MAX)
+		return -ENOENT;
+	pthread_mutex_lock(&tr_tep_lock);
+	ev = tep_find_event(ti->tep, (int)config);
+	if (ev && !(ev->flags & TEP_EVENT_FL_FAILED)) {
+		err = tr_field(ev, "prev_state", raw, size, &out->prev_state);
+		if (!err)
+			err = tr_field(ev, "prev_pid", raw, size, &prev);
+		if (!err)
+			err = tr_field(ev, "next_pid", raw, size, &next);
+		if (!err) {
+			out->prev_pid = (u32)prev;
+			out->next_pid = (u32)next;
+		}
+	}
+	pthread_mutex_unlock(&tr_tep_lock);
+	return err;
+}

@@ -129,6 +129,22 @@ struct trace_info_stats {
 void trace_info_get_stats(const struct trace_info *ti,
 			  struct trace_info_stats *st);
 
+/* The sched:sched_switch fields --idle needs (issue 10, docs/top.md §3). */
+struct trace_switch {
+	u64 prev_state; /* the kernel's report state: 0 running, 0x100 preempted */
+	u32 prev_pid, next_pid;
+};
+
+/*
+ * Decode the RAW data of a sched_switch sample of event @config (its
+ * tracefs id) with the format the blob carried: 0, or -ENOENT when the
+ * blob has no such event or the format lacks one of the fields, -EINVAL
+ * when @raw is too short for them. Serialised with the parser's lock
+ * (libtraceevent caches lookups in its handle).
+ */
+int trace_sched_switch(const struct trace_info *ti, u64 config, const void *raw,
+		       size_t size, struct trace_switch *out);
+
 /* Free @ti and its tep handle; NULL is accepted. */
 void trace_info_free(struct trace_info *ti);
 

@@ -156,8 +156,8 @@ static void test_split(void)
 		T(row.samples <= prev);
 		prev = row.samples;
 	}
-	T_EQ_INT(i, 15);
-	T_EQ_INT(perfspy_report__category(r, 15, &row), -ENOENT);
+	T_EQ_INT(i, 18);
+	T_EQ_INT(perfspy_report__category(r, 18, &row), -ENOENT);
 	perfspy_report__free(r);
 	perfspy_folder__free(f);
 }
@@ -572,8 +572,52 @@ static void test_strip(void)
 	perfspy_folder__free(f);
 }
 
+/* issue 10: off-CPU stacks (--idle) by kernel path, before the GIL rule;
+ * an on-CPU sample after a switch-in is not a wait; `: ` in a category. */
+static void test_waiting(void)
+{
+	static const char *const gil[] = { "thread (1): a", "run (x.py:1)",
+		"take_gil (ceval_gil.c:300)", "pthread_cond_timedwait (libc.so.6)",
+		"__x64_sys_futex ([kernel.kallsyms])", "futex_do_wait ([kernel.kallsyms])",
+		"schedule ([kernel.kallsyms])" };
+	static const char *const nap[] = { "thread (1): a", "nap (x.py:5)",
+		"clock_nanosleep (libc.so.6)", "hrtimer_nanosleep ([kernel.kallsyms])",
+		"do_nanosleep ([kernel.kallsyms])", "__schedule ([kernel.kallsyms])" };
+	static const char *const pipe[] = { "thread (1): a", "read (x.py:9)",
+		"read (libc.so.6)", "pipe_read ([kernel.kallsyms])",
+		"schedule ([kernel.kallsyms])" };
+	static const char *const back[] = { "thread (1): a", "burn (x.py:3)",
+		"burn (libwork.so)", "exit_to_user_mode_loop ([kernel.kallsyms])",
+		"schedule ([kernel.kallsyms])", "__schedule ([kernel.kallsyms])",
+		"finish_task_switch.isra.0 ([kernel.kallsyms])" };
+	PERFSPY_OPTS(perfspy_report_opts, ro,
+		.rules = "waiting: long: name: func nap\nx: y: lib libc*\n");
+	struct perfspy_folder *f = NULL;
+	struct perfspy_report *r = NULL;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__add(f, gil, 7, 30), 0);
+	T_EQ_INT(perfspy_folder__add(f, nap, 6, 40), 0);
+	T_EQ_INT(perfspy_folder__add(f, pipe, 5, 20), 0);
+	T_EQ_INT(perfspy_folder__add(f, back, 7, 10), 0);
+	T_EQ_INT(perfspy_report__new(f, NULL, &r), 0);
+	T_EQ_INT(cat_samples(r, "waiting: futex"), 30);
+	T_EQ_INT(cat_samples(r, "waiting: sleep"), 40);
+	T_EQ_INT(cat_samples(r, "waiting: I/O"), 20);
+	T_EQ_INT(cat_samples(r, "GIL"), 0);
+	T_EQ_INT(cat_samples(r, "kernel"), 10);
+	perfspy_report__free(r);
+	/* The category runs to the first colon a rule body follows. */
+	T_EQ_INT(perfspy_report__new(f, &ro, &r), 0);
+	T_EQ_INT(cat_samples(r, "waiting: long: name"), 0);
+	T_EQ_INT(cat_samples(r, "x: y"), 90);
+	perfspy_report__free(r);
+	perfspy_folder__free(f);
+}
+
 int main(void)
 {
+	test_waiting();
 	test_split();
 	test_text();
 	test_json();

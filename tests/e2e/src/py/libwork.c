@@ -26,3 +26,26 @@ MIX(hash_nested, 0x9e3779b97f4a7c15ull, 17)
 MIX(hash_gen, 0xff51afd7ed558ccdull, 23)
 MIX(hash_main, 0xc4ceb9fe1a85ec53ull, 29)
 MIX(hash_child, 0x2545f4914f6cdd1dull, 31)
+
+/*
+ * burn_cpu (tests/e2e/run-idle.sh, src/py/idle.py): hash until the calling
+ * thread has run @ns of CPU time, in one call, so that the thread's CPU
+ * share is exact on a busy machine (preemption does not count) and it
+ * takes the GIL back once per burst, not once per short hash call.
+ */
+#include <time.h>
+
+uint64_t burn_cpu(uint64_t ns)
+{
+	struct timespec ts;
+	uint64_t h = 0, start, now;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	start = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	do {
+		h = hash_main(h, 20000);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	} while (now - start < ns);
+	return h;
+}
