@@ -106,7 +106,7 @@ static bool bid_ok(struct sym_ctx *ctx, struct sym_dso *dso, Elf *elf,
 	if (!dso->warned) {
 		dso->warned = true;
 		pr_warn(ctx->log,
-			"perfspy: %s: build id differs from the recorded one, not used",
+			"%s: build id differs from the recorded one, not used",
 			path);
 	}
 	return false;
@@ -122,7 +122,7 @@ static Elf *try_elf(struct sym_ctx *ctx, struct sym_dso *dso,
 		elf = NULL;
 	}
 	if (elf)
-		pr_debug(ctx->log, "perfspy: %s: using %s", dso->name, path);
+		pr_debug(ctx->log, "%s: using %s", dso->name, path);
 	return elf;
 }
 
@@ -237,7 +237,7 @@ static void locate_debuglink(struct sym_ctx *ctx, struct sym_dso *dso)
 			continue;
 		nt = dwelf_elf_gnu_build_id(dso->dbg, &theirs);
 		if (nt > 0 && !sym_bid_equal(mine, (size_t)nm, theirs, (size_t)nt)) {
-			pr_debug(ctx->log, "perfspy: %s: %s is another build, not used",
+			pr_debug(ctx->log, "%s: %s is another build, not used",
 				 dso->name, path);
 			elf_end(dso->dbg);
 			dso->dbg = NULL;
