@@ -499,15 +499,24 @@ static int push_unwound(struct stk_ctx *c, const struct rd_evsel *ev,
 	return 0;
 }
 
-/* Drop interpreter frames from stacks with Python frames; with
- * python_only keep nothing but Python frames. */
+/*
+ * Drop interpreter frames from stacks with Python frames; with
+ * python_only keep nothing but Python frames. Frames rootward of the
+ * outermost Python frame go too (the stack is leaf first, so they are
+ * the ones after it): a thread's start-up (`clone3;start_thread;
+ * thread_run`) or the interpreter's main (`_start;...;Py_RunMain`): py-spy
+ * raw shows none of them, and --native drops the start frames
+ * (docs/pyspy-formats.md §1.8 item 4), so a thread's stack is rooted at
+ * its `_bootstrap (threading.py:N)` as in py-spy's output (issue 15).
+ * keep_interpreter keeps them all.
+ */
 static size_t filter(struct stk_ctx *c, size_t n)
 {
 	bool has_py = false;
 	size_t i, k = 0;
 
-	for (i = 0; i < n && !has_py; i++)
-		has_py = c->sflags[i] & FF_PYTHON;
+	for (i = n; i > 0 && !has_py; i--)
+		has_py = c->sflags[i - 1] & FF_PYTHON;
 	if (c->o.python_only) {
 		for (i = 0; i < n; i++)
 			if (c->sflags[i] & FF_PYTHON)
@@ -516,6 +525,9 @@ static size_t filter(struct stk_ctx *c, size_t n)
 	}
 	if (!has_py || c->o.keep_interpreter)
 		return n;
+	/* i is now the index of the outermost Python frame. */
+	for (; n > i + 1; n--)
+		c->stats->frames_interpreter++;
 	for (i = 0; i < n; i++) {
 		if (c->sflags[i] & FF_INTERP) {
 			c->stats->frames_interpreter++;
