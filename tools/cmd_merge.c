@@ -195,6 +195,7 @@ static int merge_opt(struct merge_args *a, int c)
 /* 1: help shown, 0: go on, -1: usage error. */
 static int parse_args(struct merge_args *a, int argc, char **argv)
 {
+	bool in_set = false;
 	int c;
 
 	a->in = "perf.data";
@@ -203,19 +204,22 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
 	a->roots = -1;
 	a->co.sz = sizeof(a->co);
 	a->mo.sz = sizeof(a->mo);
-	while ((c = getopt_long(argc, argv, "p:i:o:qvh", merge_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:i:o:qvh", merge_opts, NULL)) != -1) {
 		if (c == 'h') {
 			merge_usage(stdout);
 			return 1;
 		}
-		if (c == '?' || merge_opt(a, c))
+		if (c == '?' || c == ':') {
+			cli_usage_error("merge", c, argv);
+			return -1;
+		}
+		if (c == 'i')
+			in_set = true;
+		if (merge_opt(a, c))
 			return -1;
 	}
-	if (optind < argc) {
-		cli_err("merge: unexpected argument '%s' (captures are given with --pyspy)",
-			argv[optind]);
+	if (cli_input_arg("merge", argc, argv, &a->in, in_set))
 		return -1;
-	}
 	if (!a->nr_pyspy) {
 		cli_err("merge: no py-spy capture (give one with --pyspy FILE)");
 		return -1;
@@ -235,7 +239,7 @@ static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 {
 	PERFSPY_OPTS(perfspy_read_opts, ro, .log_fn = cli_log,
 		     .log_level = cli_log_level(&a->common), .log_level_set = true);
-	char msg[256], *buf = NULL;
+	char *buf = NULL;
 	size_t i, len = 0;
 	int err;
 
@@ -254,8 +258,7 @@ static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 		err = perfspy_folder__read_pyspy(py, strcmp(p, "-") ? p : NULL, buf, len,
 						 &ro, &rs);
 		if (err) {
-			perfspy_strerror(err, msg, sizeof(msg));
-			cli_err("%s: %s", shown(p), msg);
+			cli_fail(shown(p), err, NULL);
 			free(buf);
 			return -1;
 		}
@@ -399,20 +402,8 @@ static void summary(const struct merge_args *a, const struct perfspy_merge_stats
 static int write_out(struct merge_args *a, struct perfspy_folder *out)
 {
 	PERFSPY_OPTS(perfspy_write_opts, wo, .format = a->format, .title = "perfspy merge");
-	struct cli_out o;
-	char msg[256];
-	int err;
 
-	if (cli_out_open(&o, a->out))
-		return -1;
-	err = perfspy_folder__write(out, o.f, &wo);
-	if (err) {
-		cli_out_abort(&o);
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("%s: %s", shown(a->out), msg);
-		return -1;
-	}
-	return cli_out_commit(&o);
+	return cli_write_folder(a->out, shown(a->out), out, &wo);
 }
 
 /*
@@ -424,7 +415,6 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 {
 	PERFSPY_OPTS(perfspy_merge_stats, st);
 	bool converted = false;
-	char msg[256];
 	int err;
 
 	a->native = calloc(a->nr_pyspy, sizeof(*a->native));
@@ -445,8 +435,7 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 	a->mo.unmatched = f[3];
 	err = perfspy_merge(f[0], f[1], &a->mo, f[2], &st);
 	if (err) {
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("merge: %s", msg);
+		cli_fail("merge", err, NULL);
 		return -1;
 	}
 	if (write_out(a, f[2]))
