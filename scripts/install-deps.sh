@@ -21,6 +21,9 @@ pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
 # patchelf: make wheel bundles libperfspy.so's libraries with an $ORIGIN
 # rpath (scripts/build-wheel.sh).
 pkgs+=(patchelf)
+# procps: pgrep, in the README's `perfspy record --pid "$(pgrep -n python3.12)"`
+# (tests/e2e/run-readme.sh runs every README command).
+pkgs+=(procps)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -107,6 +107,25 @@ build() {
 	fi
 }
 
+# find_python X.Y: a CPython X.Y with perf trampolines: $PYXY, else the
+# newest pyenv X.Y.*, else pythonX.Y on PATH.
+find_python() {
+	local v=$1 var=PY${1/./} root p cand=
+	if [ -n "${!var:-}" ]; then
+		cand=${!var}
+	else
+		root=$(pyenv root 2>/dev/null) || root=${PYENV_ROOT:-$HOME/.pyenv}
+		for p in $(printf '%s\n' "$root"/versions/"$v".*/bin/python"$v" | sort -V); do
+			[ -x "$p" ] && cand=$p
+		done
+		[ -n "$cand" ] || cand=$(command -v "python$v" 2>/dev/null) || true
+	fi
+	[ -n "$cand" ] && "$cand" -c 'import sys, sysconfig
+sys.exit(0 if sys.version_info[:2] == tuple(map(int, sys.argv[1].split("."))) and
+	 sysconfig.get_config_var("PY_HAVE_PERF_TRAMPOLINE") else 1)' "$v" 2>/dev/null &&
+		printf '%s\n' "$cand"
+}
+
 # record NAME MODE [ARGS...]: record $E2E_BIN/NAME ARGS with perf into
 # $E2E_DATA/NAME-MODE.data unless this suite run has recorded it already.
 # MODE: fp = -g, dwarf = --call-graph dwarf, sys = -a -g for 1.5 s while
