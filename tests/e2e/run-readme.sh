@@ -81,7 +81,7 @@ unset DEBUGINFOD_URLS
 
 # The blocks, with their markers: "KIND LINE ARG" lines and blocks/N.
 mkdir "$SCRATCH/blocks"
-"$PY" - "$TOP/README.md" "$SCRATCH/blocks" >"$SCRATCH/blocks.list" <<'PYEOF' || die "cannot read README.md's blocks"
+(cd "$TOP" && "$PY" - README.md "$SCRATCH/blocks") >"$SCRATCH/blocks.list" <<'PYEOF' || die "cannot read README.md's blocks"
 import re, sys
 lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
 n = 0
