@@ -50,6 +50,9 @@ void cli_err(const char *fmt, ...)
  */
 static char held_err[1024];
 static bool held;
+/* Info level was raised for debuginfod's progress alone (cli_open()):
+ * other info lines (`-v`'s file lookups) stay hidden. */
+static bool info_debuginfod_only;
 
 void cli_log_flush(void)
 {
@@ -70,6 +73,9 @@ void cli_log(void *ctx, int level, const char *msg)
 		held = true;
 		return;
 	}
+	if (level == PERFSPY_LOG_INFO && info_debuginfod_only &&
+	    strncmp(msg, "debuginfod: ", 12))
+		return;
 	fprintf(stderr, "%s: %s: %s\n", cli_prog,
 		tags[level > 3 ? 3 : level], msg);
 }
@@ -181,6 +187,7 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 	int err;
 
 	cli_check_dirs(c);
+	info_debuginfod_only = o.log_level == PERFSPY_LOG_INFO && level == PERFSPY_LOG_WARN;
 	err = perfspy_session__open(path, &o, &s);
 	if (err) {
 		cli_fail(strcmp(path, "-") ? path : "<stdin>", err, NULL);

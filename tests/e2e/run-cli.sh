@@ -201,6 +201,21 @@ else
 	pass "no doubled 'perfspy: LEVEL: perfspy:' prefix under -v ($(wc -l <"$SCRATCH/err") lines)"
 fi
 
+# -v: one line per file looked for, found or not (binaries, debug files).
+"$PERFSPY" convert -v -i "$data" -o /dev/null 2>"$SCRATCH/err" || true
+if grep -Eq '^perfspy: info: [^ ]*/chain: binary [^ ]+: found$' "$SCRATCH/err" &&
+	grep -Eq '^perfspy: info: [^ ]*libc\.so\.6: debug file [^ ]+: ' "$SCRATCH/err"; then
+	pass "-v: names the chain binary found and libc's debug file lookups ($(grep -c ': binary \|: debug file ' "$SCRATCH/err") lookups)"
+else
+	fail "-v: no 'chain: binary PATH: found' or libc debug file line: $(head -c 400 "$SCRATCH/err")"
+fi
+"$PERFSPY" convert -i "$data" -o /dev/null 2>"$SCRATCH/err" || true
+if grep -q ': binary \|: debug file ' "$SCRATCH/err"; then
+	fail "without -v: lookups printed"
+else
+	pass "without -v: no lookup lines"
+fi
+
 # A filter matching nothing: exit 1, no output file, what the file holds.
 pid=$("$PERFSPY" info --json "$data" | "$PY" -c 'import json,sys; t=json.load(sys.stdin)["thread_list"]; print(max(t, key=lambda x: x["samples"])["pid"])')
 for cmd in convert report; do
