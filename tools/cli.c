@@ -5,6 +5,8 @@
  * input that is perf.data or folded stacks. The subcommands (cmd_*.c) use
  * this file and the library only, never one another.
  *
+ * Messages, exit codes and output files follow docs/conventions.md §11.
+ *
  * Inputs are told apart by their first bytes ("PERFILE2", the magic of
  * both perf.data layouts, perf's tools/perf/util/header.c; "2ELIFREP" in
  * the other byte order) rather than by their names.

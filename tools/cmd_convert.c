@@ -13,12 +13,12 @@
 static void convert_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy convert [options]\n"
+		"usage: perfspy convert [options] [-i] [FILE]\n"
 		"\n"
 		"Write py-spy raw folded stacks (`frame;...;frame COUNT`, root first,\n"
 		"sorted) for the samples of one event of a perf.data file or stream.\n"
 		"\n"
-		"  -i, --input FILE      perf.data to read; '-' reads a pipe\n"
+		"  -i, --input FILE      perf.data to read (or give it as FILE); '-' reads a pipe\n"
 		"                        (perf record -o - ... | perfspy convert -i -)\n"
 		"                        [default: perf.data]\n"
 		"                        Folded stacks (py-spy raw) are read too, for\n"

@@ -15,7 +15,7 @@
 static void merge_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy merge --pyspy CAPTURE [--pyspy MORE...] -i INPUT [-o OUTPUT]\n"
+		"usage: perfspy merge --pyspy CAPTURE [--pyspy MORE...] [-i] INPUT [-o OUTPUT]\n"
 		"\n"
 		"Put perf's native time under py-spy's Python lines: perf samples are the\n"
 		"clock, py-spy captures (--format raw or speedscope) supply the lines.\n"
@@ -171,8 +171,15 @@ static int merge_opt(struct merge_args *a, int c)
 			cli_err("--format: expected raw, flamegraph, speedscope or pprof, got '%s'",
 				optarg);
 		return a->format < 0 ? -1 : 0;
-	case O_THREADS: a->roots = PERFSPY_MERGE_ROOTS_KEEP; return 0;
-	case O_NO_THREADS: a->roots = PERFSPY_MERGE_ROOTS_DROP; return 0;
+	case O_THREADS:
+	case O_NO_THREADS:
+		/* Both given: which one was meant is unknown (issue 15). */
+		if (a->roots >= 0) {
+			cli_err("merge: --threads and --no-threads contradict each other (see 'perfspy merge --help')");
+			return -1;
+		}
+		a->roots = c == O_THREADS ? PERFSPY_MERGE_ROOTS_KEEP : PERFSPY_MERGE_ROOTS_DROP;
+		return 0;
 	case O_IGNORE_THREADS: a->mo.ignore_threads = true; return 0;
 	case O_NO_NATIVE: a->mo.no_native_join = true; return 0;
 	case O_MIN_SUFFIX:
@@ -284,6 +291,12 @@ static int read_perf(struct merge_args *a, struct perfspy_folder *perf, bool *co
 		a->co.progress_fn = cli_progress;
 	err = cli_load_input(a->in, &a->common, &a->co, perf, &s);
 	*converted = s != NULL;
+	/* As convert: a filter that matched nothing is an error. */
+	if (!err && s && (a->co.pid || a->co.tid || a->co.comm) &&
+	    !perfspy_folder__nr_stacks(perf)) {
+		cli_filter_empty(s, shown(a->in), &a->co);
+		err = -1;
+	}
 	perfspy_session__close(s);
 	return err;
 }
@@ -424,6 +437,10 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 	}
 	if (read_captures(a, f[1]) || read_perf(a, f[0], &converted))
 		return -1;
+	if (!converted && (a->co.pid || a->co.tid || a->co.comm || a->co.event) &&
+	    !a->common.quiet)
+		fprintf(stderr, "%s: warning: %s is folded stacks: ignoring --pid, --tid, --comm and --event (options for perf.data input)\n",
+			cli_prog, shown(a->in));
 	/* Roots perfspy added for matching show only if the user has them
 	 * elsewhere (the captures) or asked; a folded input keeps its own. */
 	a->mo.thread_roots = a->roots >= 0 ? a->roots :

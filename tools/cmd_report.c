@@ -15,7 +15,7 @@
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy report [options]\n"
+		"usage: perfspy report [options] [-i] [FILE]\n"
 		"\n"
 		"Where the CPU goes: shares of samples by category (CUDA launch, CUDA sync,\n"
 		"CUDA allocator, host allocator, OpenMP/thread-pool wait, math kernels,\n"

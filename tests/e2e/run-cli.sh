@@ -227,6 +227,11 @@ for cmd in convert report; do
 	done
 done
 
+expect_exit 1 "merge --pid 2147483647" "$PERFSPY" merge --pyspy "$SCRATCH/opt.txt" -i "$data" --pid 2147483647 -o "$OUTD/none-merge" &&
+	err_names "merge --pid 2147483647" "no samples match" "samples by pid: $pid (" && err_lines "merge --pid 2147483647" 1
+expect_exit 2 "merge --threads --no-threads" "$PERFSPY" merge --pyspy "$SCRATCH/opt.txt" -i "$data" --threads --no-threads &&
+	err_lines "merge --threads --no-threads" 1
+
 # Options for perf.data given with folded input: a warning naming them.
 expect_exit 0 "convert folded --pid --threads" "$PERFSPY" convert -i "$SCRATCH/opt.txt" --pid 5 --threads -o "$SCRATCH/fold2.txt" &&
 	err_names "convert folded --pid --threads" "folded stacks" "--pid" "--threads"
