@@ -20,7 +20,8 @@
 # The files the README takes as given are made here: `./my_program` (the
 # e2e chain workload), `train.py` (src/readme/train.py), `node1.pb.gz` and
 # `node2.pb.gz` (two nodes' profiles), `pyspy.txt` for the quick reference's
-# merge line. On PATH: perfspy, python3.12 (a CPython 3.12 with perf
+# merge line; `build` and `tests` are the repository's, as in its top
+# directory. On PATH: perfspy, python3.12 (a CPython 3.12 with perf
 # trampolines) and a `py-spy` stand-in (py-spy is not a test dependency):
 # it only checks that the pid it is given is a running Python, which is
 # what the merge recipe must get right ($! after `perf record ... &` is
@@ -41,6 +42,7 @@ mkdir -p "$W" "$BIN"
 ln -s "$PERFSPY" "$BIN/perfspy"
 ln -s "$py312" "$BIN/python3.12"
 ln -s "$O" "$W/build"
+ln -s "$TOP/tests" "$W/tests"
 build chain
 cp "$E2E_BIN/chain" "$W/my_program"
 cp "$E2E_SRC/readme/train.py" "$W/train.py"
