@@ -36,6 +36,7 @@ void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	cli_log_flush(); /* a held library error came first */
 	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
