@@ -823,7 +823,8 @@ PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
  * rule that matches the tail names the category; no match is "other
  * native". perfspy_report_default_rules() gives the built-in rules.
  *
- * Rules text, one rule a line ('#' starts a comment line):
+ * Rules text, one rule a line ('#' starts a comment: a line's first
+ * non-blank character, or one after a blank, so `kernel: kernel  # x`):
  *
  *	CATEGORY: [python] [leaf] KIND [PATTERN]
  *
@@ -834,7 +835,7 @@ PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
  *	frame GLOB  the whole frame text
  *	kernel      any kernel frame (`... ([kernel.kallsyms])`)
  * GLOBs are fnmatch(3) patterns (*, ?, [...]; '\' quotes) running to the
- * end of the line. A rule matches when any frame of the tail matches; a
+ * end of the line or its comment (a '#' inside a pattern, `*#*`, is kept). A rule matches when any frame of the tail matches; a
  * `leaf` rule only looks at the innermost frame of the tail that is not
  * a kernel frame (or the innermost frame if all are); a `python` rule
  * only applies to stacks that have a Python frame. Function names are

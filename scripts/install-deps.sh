@@ -28,6 +28,9 @@ pkgs+=(patchelf)
 pkgs+=(xz-utils)
 # tmux: tests/e2e/run-top.sh drives `perfspy top` in a terminal (issue 10).
 pkgs+=(tmux)
+# procps: pgrep, in the README's `perfspy record --pid "$(pgrep -n python3.12)"`
+# (tests/e2e/run-readme.sh runs every README command).
+pkgs+=(procps)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

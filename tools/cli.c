@@ -5,12 +5,15 @@
  * input that is perf.data or folded stacks. The subcommands (cmd_*.c) use
  * this file and the library only, never one another.
  *
+ * Messages, exit codes and output files follow docs/conventions.md §11.
+ *
  * Inputs are told apart by their first bytes ("PERFILE2", the magic of
  * both perf.data layouts, perf's tools/perf/util/header.c; "2ELIFREP" in
  * the other byte order) rather than by their names.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,11 +36,32 @@ void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	cli_log_flush(); /* a held library error came first */
 	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * One cause, one line (issue 15): the library logs an error and then
+ * returns its code, which the command would print again in its own
+ * words. So the library's last error message is held here, and
+ * cli_fail() prints it in place of the code's text; one that no
+ * cli_fail() claims is printed by cli_log_flush() (main() calls it).
+ */
+static char held_err[1024];
+static bool held;
+/* Info level was raised for debuginfod's progress alone (cli_open()):
+ * other info lines (`-v`'s file lookups) stay hidden. */
+static bool info_debuginfod_only;
+
+void cli_log_flush(void)
+{
+	if (held)
+		fprintf(stderr, "%s: %s\n", cli_prog, held_err);
+	held = false;
 }
 
 void cli_log(void *ctx, int level, const char *msg)
@@ -46,8 +70,76 @@ void cli_log(void *ctx, int level, const char *msg)
 
 	(void)ctx;
 	cli_progress_end();
+	cli_log_flush();
+	if (level <= PERFSPY_LOG_ERROR) {
+		snprintf(held_err, sizeof(held_err), "%s", msg);
+		held = true;
+		return;
+	}
+	if (level == PERFSPY_LOG_INFO && info_debuginfod_only &&
+	    strncmp(msg, "debuginfod: ", 12))
+		return;
 	fprintf(stderr, "%s: %s: %s\n", cli_prog,
-		tags[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+		tags[level > 3 ? 3 : level], msg);
+}
+
+void cli_fail(const char *name, int err, const char *extra)
+{
+	char msg[256];
+
+	cli_progress_end();
+	if (held) {
+		fprintf(stderr, "%s: %s%s\n", cli_prog, held_err, extra ? extra : "");
+		held = false;
+		return;
+	}
+	perfspy_strerror(err, msg, sizeof(msg));
+	fprintf(stderr, "%s: %s: %s%s\n", cli_prog, name, msg, extra ? extra : "");
+}
+
+int cli_usage_error(const char *cmd, int c, char **argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "";
+	char name[64];
+
+	/* A long option is the argument itself (up to any '='); a short one
+	 * is optopt (the argument may be a cluster such as -qx). */
+	if (!strncmp(opt, "--", 2))
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(opt, "="), opt);
+	else
+		snprintf(name, sizeof(name), "-%c", optopt > 0 && optopt < 128 ? optopt : '?');
+	cli_err("%s: %s '%s'%s (see 'perfspy %s --help')", cmd,
+		c == ':' ? "option" : "unknown option", name,
+		c == ':' ? " needs a value" : "", cmd);
+	return 2;
+}
+
+int cli_input_arg(const char *cmd, int argc, char **argv, const char **in, bool in_set)
+{
+	if (optind < argc && !in_set)
+		*in = argv[optind++];
+	if (optind < argc) {
+		cli_err("%s: unexpected argument '%s': one input, as -i FILE or FILE (see 'perfspy %s --help')",
+			cmd, argv[optind], cmd);
+		return -1;
+	}
+	return 0;
+}
+
+/* A --symfs, --buildid-dir or --perf-map-dir that names no directory is
+ * a typo more often than not: say so, once, and go on (nothing is found
+ * there, as with an empty one). */
+void cli_check_dirs(const struct cli_common *c)
+{
+	const char *const names[] = { "--symfs", "--buildid-dir", "--perf-map-dir" };
+	const char *const dirs[] = { c->symfs, c->buildid_dir, c->perf_map_dir };
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (dirs[i] && (stat(dirs[i], &st) || !S_ISDIR(st.st_mode)) && !c->quiet)
+			fprintf(stderr, "%s: warning: %s %s: %s\n", cli_prog, names[i], dirs[i],
+				stat(dirs[i], &st) ? strerror(errno) : "not a directory");
 }
 
 int cli_parse_num(const char *s, const char *what, long min, long max, long *out)
@@ -95,13 +187,13 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 		.no_debuginfod = c->no_debuginfod,
 	);
 	struct perfspy_session *s;
-	char msg[256];
 	int err;
 
+	cli_check_dirs(c);
+	info_debuginfod_only = o.log_level == PERFSPY_LOG_INFO && level == PERFSPY_LOG_WARN;
 	err = perfspy_session__open(path, &o, &s);
 	if (err) {
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("%s: %s", strcmp(path, "-") ? path : "<stdin>", msg);
+		cli_fail(strcmp(path, "-") ? path : "<stdin>", err, NULL);
 		return NULL;
 	}
 	return s;
@@ -145,10 +237,49 @@ void cli_progress_end(void)
 	}
 }
 
+/*
+ * The file -o names: a symlink's target (written through, as a shell's
+ * redirection would, not replaced by a regular file), else @path itself.
+ * malloc'ed; NULL on ENOMEM.
+ */
+static char *out_target(const char *path)
+{
+	char link[4096], *t;
+	const char *slash;
+	struct stat st;
+	ssize_t n;
+	int hops;
+
+	t = strdup(path);
+	for (hops = 0; t && hops < 40; hops++) {
+		if (lstat(t, &st) || !S_ISLNK(st.st_mode))
+			return t;
+		n = readlink(t, link, sizeof(link) - 1);
+		if (n < 0)
+			return t;
+		link[n] = '\0';
+		slash = strrchr(t, '/');
+		if (link[0] == '/' || !slash) {
+			free(t);
+			t = strdup(link);
+		} else {
+			char *nt;
+
+			/* A relative target is relative to the link's directory. */
+			if (asprintf(&nt, "%.*s%s", (int)(slash - t + 1), t, link) < 0)
+				nt = NULL;
+			free(t);
+			t = nt;
+		}
+	}
+	return t;
+}
+
 int cli_out_open(struct cli_out *o, const char *path)
 {
 	const char *slash;
 	struct stat st;
+	mode_t mask, mode;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
@@ -167,11 +298,16 @@ int cli_out_open(struct cli_out *o, const char *path)
 		o->direct = true;
 		return 0;
 	}
-	o->path = strdup(path);
-	slash = strrchr(path, '/');
+	/* The mode any tool's open(O_CREAT, 0666) gives (0666 & ~umask), or
+	 * the mode of the file replaced; mkstemp() creates 0600. */
+	mask = umask(0);
+	umask(mask);
+	mode = stat(path, &st) == 0 ? st.st_mode & 07777 : 0666 & ~mask;
+	o->path = out_target(path);
+	slash = o->path ? strrchr(o->path, '/') : NULL;
 	if (!o->path || asprintf(&o->tmp, "%.*s.%s.tmp.XXXXXX",
-				 slash ? (int)(slash - path + 1) : 0, path,
-				 slash ? slash + 1 : path) < 0) {
+				 slash ? (int)(slash - o->path + 1) : 0, o->path,
+				 slash ? slash + 1 : o->path) < 0) {
 		free(o->path);
 		cli_err("out of memory");
 		return -1;
@@ -184,6 +320,9 @@ int cli_out_open(struct cli_out *o, const char *path)
 		o->path = o->tmp = NULL;
 		return -1;
 	}
+	if (fchmod(fd, mode))
+		cli_err("%s: warning: cannot set mode %o: %s", path, (unsigned)mode,
+			strerror(errno));
 	if (strlen(o->tmp) < sizeof(pending_tmp)) {
 		memcpy(pending_tmp, o->tmp, strlen(o->tmp) + 1);
 		pending_tmp_set = 1;
@@ -248,6 +387,43 @@ void cli_out_abort(struct cli_out *o)
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof(*o));
+}
+
+int cli_write_output(const char *path, const char *name,
+		     int (*write_fn)(void *ctx, FILE *f), void *ctx)
+{
+	struct cli_out o;
+	int err;
+
+	if (cli_out_open(&o, path))
+		return -1;
+	err = write_fn(ctx, o.f);
+	if (err) {
+		cli_out_abort(&o);
+		cli_fail(name, err, NULL);
+		return -1;
+	}
+	return cli_out_commit(&o);
+}
+
+struct folder_write {
+	struct perfspy_folder *f;
+	const struct perfspy_write_opts *wo;
+};
+
+static int write_folder(void *ctx, FILE *f)
+{
+	struct folder_write *w = ctx;
+
+	return perfspy_folder__write(w->f, f, w->wo);
+}
+
+int cli_write_folder(const char *path, const char *name, struct perfspy_folder *f,
+		     const struct perfspy_write_opts *wo)
+{
+	struct folder_write w = { f, wo };
+
+	return cli_write_output(path, name, write_folder, &w);
 }
 
 static void on_signal(int sig)
@@ -359,38 +535,38 @@ static int read_folded(int fd, const char *name, bool empty,
 		     .log_level = cli_log_level(c),
 		     .log_level_set = true);
 	PERFSPY_OPTS(perfspy_read_stats, rs);
-	char msg[256];
 	int err;
 
 	err = perfspy_folder__read_folded_fd(f, fd, &ro, &rs);
 	if (err == -PERFSPY_E_CAPTURE || (!err && !rs.stacks)) {
-		/* Nothing usable: say why as the reader would for perf.data. */
+		/* Nothing usable: say why as the reader would for perf.data,
+		 * in place of what the folded reader held against it. */
+		held = false;
 		cli_err(!empty ? "%s: not a perf.data file (no PERFILE2 magic at offset 0) nor folded stacks" :
 			"%s: empty file at offset 0 (neither perf.data nor folded stacks)", name);
 		return -1;
 	}
 	if (err) {
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("%s: %s", name, msg);
+		cli_fail(name, err, NULL);
 		return -1;
 	}
 	return 0;
 }
 
-static void print_convert_error(struct perfspy_session *s, const char *name, int err)
+void cli_convert_error(struct perfspy_session *s, const char *name, int err)
 {
 	PERFSPY_OPTS(perfspy_event, ev);
-	char msg[256];
+	char extra[512];
+	size_t k;
 	uint32_t i;
 
-	perfspy_strerror(err, msg, sizeof(msg));
-	cli_err("%s: %s", name, msg);
-	if (err != -PERFSPY_E_NO_EVENT)
-		return;
-	fprintf(stderr, "%s: events in this file:", cli_prog);
-	for (i = 0; !perfspy_session__event(s, i, &ev); i++)
-		fprintf(stderr, " %s", ev.name);
-	fputc('\n', stderr);
+	extra[0] = '\0';
+	if (err == -PERFSPY_E_NO_EVENT && s) {
+		k = (size_t)snprintf(extra, sizeof(extra), "; events in this file:");
+		for (i = 0; !perfspy_session__event(s, i, &ev) && k < sizeof(extra); i++)
+			k += (size_t)snprintf(extra + k, sizeof(extra) - k, " %s", ev.name);
+	}
+	cli_fail(name, err, extra);
 }
 
 int cli_load_input(const char *path, const struct cli_common *c,
@@ -418,7 +594,7 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		err = perfspy_session__convert(*sp, co, f);
 		cli_progress_end();
 		if (err)
-			print_convert_error(*sp, name, err);
+			cli_convert_error(*sp, name, err);
 		return err ? -1 : 0;
 	}
 	rc = read_folded(fd, name, n == 0, c, f);
@@ -487,4 +663,95 @@ void cli_pprof_opts_free(struct perfspy_write_opts *wo)
 	free((void *)wo->dso_build_ids);
 	wo->dso_paths = wo->dso_build_ids = NULL;
 	wo->nr_dsos = 0;
+}
+
+/* One key (a pid, or a comm) and its samples, for cli_filter_empty(). */
+struct held_key {
+	int pid;
+	const char *comm;
+	uint64_t n;
+};
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct held_key *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->comm ? x->comm : "", y->comm ? y->comm : "");
+}
+
+/* Append the @n keys of @k (sorted by samples, the first 5) to @buf. */
+static size_t list_keys(char *buf, size_t size, size_t k, struct held_key *keys,
+			size_t n, bool comms)
+{
+	size_t i;
+
+	qsort(keys, n, sizeof(*keys), by_samples);
+	for (i = 0; i < n && i < 5 && k < size; i++) {
+		if (comms)
+			k += (size_t)snprintf(buf + k, size - k, "%s%s (%llu)", i ? ", " : "",
+					      keys[i].comm ? keys[i].comm : "?",
+					      (unsigned long long)keys[i].n);
+		else
+			k += (size_t)snprintf(buf + k, size - k, "%s%d (%llu)", i ? ", " : "",
+					      keys[i].pid, (unsigned long long)keys[i].n);
+	}
+	if (n > 5 && k < size)
+		k += (size_t)snprintf(buf + k, size - k, ", %zu more", n - 5);
+	return k < size ? k : size - 1;
+}
+
+void cli_filter_empty(struct perfspy_session *s, const char *name,
+		      const struct perfspy_convert_opts *co)
+{
+	PERFSPY_OPTS(perfspy_thread, t);
+	struct held_key *pids = NULL, *comms = NULL;
+	size_t np = 0, nc = 0, i, k = 0;
+	char what[128], buf[1024];
+	uint32_t idx;
+
+	k = 0;
+	if (co->pid)
+		k += (size_t)snprintf(what + k, sizeof(what) - k, " --pid %d", co->pid);
+	if (co->tid)
+		k += (size_t)snprintf(what + k, sizeof(what) - k, " --tid %d", co->tid);
+	if (co->comm)
+		snprintf(what + k, sizeof(what) - k, " --comm '%.60s'", co->comm);
+	for (idx = 0; !perfspy_session__thread(s, idx, &t); idx++)
+		;
+	pids = calloc(idx + 1, sizeof(*pids));
+	comms = calloc(idx + 1, sizeof(*comms));
+	if (!pids || !comms) {
+		free(pids);
+		free(comms);
+		cli_err("%s: no samples match%s", name, what);
+		return;
+	}
+	/* Threads come sorted by (pid, tid): a pid's threads are adjacent. */
+	for (idx = 0; !perfspy_session__thread(s, idx, &t); idx++) {
+		if (!t.nr_samples)
+			continue;
+		if (!np || pids[np - 1].pid != t.pid)
+			pids[np++] = (struct held_key){ .pid = t.pid };
+		pids[np - 1].n += t.nr_samples;
+		for (i = 0; i < nc; i++)
+			if (!strcmp(comms[i].comm ? comms[i].comm : "", t.comm ? t.comm : ""))
+				break;
+		if (i == nc)
+			comms[nc++] = (struct held_key){ .comm = t.comm };
+		comms[i].n += t.nr_samples;
+	}
+	k = (size_t)snprintf(buf, sizeof(buf), "; samples by pid: ");
+	k = list_keys(buf, sizeof(buf), k, pids, np, false);
+	if (k < sizeof(buf))
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "; by thread name: ");
+	if (k < sizeof(buf))
+		list_keys(buf, sizeof(buf), k, comms, nc, true);
+	cli_err("%s: no samples match%s%s", name, what,
+		np ? buf : "; the file has no samples");
+	free(pids);
+	free(comms);
 }

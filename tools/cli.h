@@ -28,6 +28,36 @@ extern const char *cli_prog; /* "perfspy" */
 void cli_log(void *ctx, int level, const char *msg);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Print the library's held error message, if any (cli.c: one cause,
+ * one line). */
+void cli_log_flush(void);
+
+/* A failure of code @err on @name, in one line: the library's held
+ * message if it logged one, else "@name: strerror"; @extra (or NULL) is
+ * appended. */
+void cli_fail(const char *name, int err, const char *extra);
+
+/* cli_fail(), with the file's events named for -PERFSPY_E_NO_EVENT. */
+void cli_convert_error(struct perfspy_session *s, const char *name, int err);
+
+/* A getopt error (@c '?' or ':'; getopt strings start with ':' and
+ * opterr is 0) in one line with `see 'perfspy CMD --help'`; returns 2. */
+int cli_usage_error(const char *cmd, int c, char **argv);
+
+/* After the options: a positional FILE is the input unless -i gave it
+ * (@in_set); anything more is an error (printed, -1). */
+int cli_input_arg(const char *cmd, int argc, char **argv, const char **in, bool in_set);
+
+/* Warn about a --symfs, --buildid-dir or --perf-map-dir that is no
+ * directory. */
+void cli_check_dirs(const struct cli_common *c);
+
+/* The error for --pid/--tid/--comm matching no sample of @s: one line
+ * naming what the file holds (pids and thread names with their samples,
+ * the five largest). */
+void cli_filter_empty(struct perfspy_session *s, const char *name,
+		      const struct perfspy_convert_opts *co);
+
 /* The library log level the common options ask for (-q, -v, -vv). */
 int cli_log_level(const struct cli_common *c);
 
@@ -46,7 +76,9 @@ void cli_progress_end(void);
  * Output files are written to a temporary file in the target directory
  * and renamed over the target only on success, so a failed or
  * interrupted run never leaves a partial or half-overwritten file.
- * "-" or NULL means standard output.
+ * "-" or NULL means standard output. A symlink is written through (its
+ * target is replaced); the file gets 0666 & ~umask, or the mode of the
+ * file it replaces.
  */
 struct cli_out {
 	FILE *f;
@@ -58,6 +90,19 @@ struct cli_out {
 int cli_out_open(struct cli_out *o, const char *path);
 int cli_out_commit(struct cli_out *o); /* 0 or -1 (message printed) */
 void cli_out_abort(struct cli_out *o);
+
+/*
+ * The whole output step: cli_out_open(@path), @write_fn(@ctx, FILE)
+ * (0 or a negative perfspy error code), then commit, or abort with the
+ * error printed for @name. 0, or -1 with the message printed (no file
+ * left behind).
+ */
+int cli_write_output(const char *path, const char *name,
+		     int (*write_fn)(void *ctx, FILE *f), void *ctx);
+
+/* cli_write_output() of perfspy_folder__write(@f, FILE, @wo). */
+int cli_write_folder(const char *path, const char *name, struct perfspy_folder *f,
+		     const struct perfspy_write_opts *wo);
 
 /* All of @fd into *@buf (malloc'ed, *@len bytes); 0, or -1 with the
  * message printed (@name names the input). */

@@ -26,6 +26,7 @@ static void combine_usage(FILE *f)
 		"content. Same stacks add up; the total is the sum of the inputs' totals.\n"
 		"Inputs should count the same unit (all samples, or all nanoseconds).\n"
 		"\n"
+		"  -i, --input FILE      one more INPUT (repeatable; taken before the others)\n"
 		"  -o, --output FILE     where to write; '-' is standard output [default: -]\n"
 		"      --format FMT      raw, flamegraph, speedscope or pprof [default: pprof\n"
 		"                        when OUT ends in .pb.gz or .pprof, else raw]\n"
@@ -41,6 +42,7 @@ static void combine_usage(FILE *f)
 enum { O_FORMAT = 256, O_LABEL_ROOT, O_TITLE };
 
 static const struct option combine_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "label-root", required_argument, NULL, O_LABEL_ROOT },
@@ -101,14 +103,12 @@ static int load_one(const char *path, const struct cli_common *common,
 		     .log_level = common->quiet ? PERFSPY_LOG_ERROR : PERFSPY_LOG_WARN);
 	PERFSPY_OPTS(perfspy_convert_opts, co);
 	struct perfspy_session *s = NULL;
-	char msg[256];
 	int err, rc;
 
 	if (strcmp(path, "-") && is_gzip(path)) {
 		err = perfspy_folder__read_pprof(f, path, NULL, 0, &ro, NULL);
 		if (err) {
-			perfspy_strerror(err, msg, sizeof(msg));
-			cli_err("%s: %s", path, msg);
+			cli_fail(path, err, NULL);
 			return -1;
 		}
 		return 0;
@@ -122,13 +122,12 @@ int cmd_combine(int argc, char **argv)
 {
 	PERFSPY_OPTS(perfspy_write_opts, wo, .format = -1);
 	struct cli_common common = { 0 };
-	const char *out = "-", *key = NULL;
+	const char *out = "-", *key = NULL, *in[64];
+	size_t nr_in = 0;
 	struct perfspy_folder *all = NULL, *one = NULL;
-	struct cli_out o = { 0 };
-	char msg[256];
 	int c, i, err, ret = 1;
 
-	while ((c = getopt_long(argc, argv, "o:qh", combine_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:qh", combine_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case O_FORMAT:
@@ -153,11 +152,19 @@ int cmd_combine(int argc, char **argv)
 		case O_TITLE: wo.title = optarg; break;
 		case 'q': common.quiet = true; break;
 		case 'h': combine_usage(stdout); return 0;
-		default: combine_usage(stderr); return 2;
+		case 'i':
+			if (nr_in < sizeof(in) / sizeof(in[0])) {
+				in[nr_in++] = optarg;
+				break;
+			}
+			cli_err("combine: more than %zu -i inputs: give the rest as INPUT...",
+				sizeof(in) / sizeof(in[0]));
+			return 2;
+		default: return cli_usage_error("combine", c, argv);
 		}
 	}
-	if (optind >= argc) {
-		cli_err("combine: no input (usage: perfspy combine -o OUT INPUT...)");
+	if (optind >= argc && !nr_in) {
+		cli_err("combine: no input (usage: perfspy combine -o OUT INPUT...; see 'perfspy combine --help')");
 		return 2;
 	}
 	if (wo.format == -1)
@@ -165,15 +172,17 @@ int cmd_combine(int argc, char **argv)
 				    PERFSPY_FORMAT_PPROF : PERFSPY_FORMAT_RAW;
 	cli_install_signals();
 	err = perfspy_folder__new(&all);
-	for (i = optind; !err && i < argc; i++) {
+	/* -i inputs first, then the positional ones, in the order given. */
+	for (i = -(int)nr_in; !err && i < argc - optind; i++) {
+		const char *path = i < 0 ? in[nr_in + i] : argv[optind + i];
 		char *root = NULL;
 
 		err = perfspy_folder__new(&one);
 		if (err)
 			break;
-		if (load_one(argv[i], &common, one))
+		if (load_one(path, &common, one))
 			goto out;
-		if (key && !(root = root_frame(key, argv[i]))) {
+		if (key && !(root = root_frame(key, path))) {
 			err = -ENOMEM;
 			break;
 		}
@@ -184,20 +193,12 @@ int cmd_combine(int argc, char **argv)
 	}
 	if (err)
 		goto fail;
-	if (cli_out_open(&o, out))
-		goto out;
-	err = perfspy_folder__write(all, o.f, &wo);
-	if (err) {
-		cli_out_abort(&o);
-		goto fail;
-	}
-	if (cli_out_commit(&o))
+	if (cli_write_folder(out, "combine", all, &wo))
 		goto out;
 	ret = 0;
 	goto out;
 fail:
-	perfspy_strerror(err, msg, sizeof(msg));
-	cli_err("combine: %s", msg);
+	cli_fail("combine", err, NULL);
 out:
 	perfspy_folder__free(one);
 	perfspy_folder__free(all);

@@ -13,12 +13,12 @@
 static void convert_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy convert [options]\n"
+		"usage: perfspy convert [options] [-i] [FILE]\n"
 		"\n"
 		"Write py-spy raw folded stacks (`frame;...;frame COUNT`, root first,\n"
 		"sorted) for the samples of one event of a perf.data file or stream.\n"
 		"\n"
-		"  -i, --input FILE      perf.data to read; '-' reads a pipe\n"
+		"  -i, --input FILE      perf.data to read (or give it as FILE); '-' reads a pipe\n"
 		"                        (perf record -o - ... | perfspy convert -i -)\n"
 		"                        [default: perf.data]\n"
 		"                        Folded stacks (py-spy raw) are read too, for\n"
@@ -161,14 +161,18 @@ int cmd_convert(int argc, char **argv)
 	const char *in = "perf.data", *out = "-";
 	struct perfspy_session *s = NULL;
 	struct perfspy_folder *f = NULL;
-	struct cli_out o = { 0 };
-	char msg[256];
-	int c, err, ret = 1;
+	const char *name;
+	/* The perf.data-only options given, named to warn when the input
+	 * is folded stacks, where they do nothing. */
+	const char *given[32];
+	size_t nr_given = 0, i;
+	bool in_set = false;
+	int c, li = 0, err, ret = 1;
 	long v;
 
-	while ((c = getopt_long(argc, argv, "i:o:f:qvh", convert_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:f:qvh", convert_opts, &li)) != -1) {
 		switch (c) {
-		case 'i': in = optarg; break;
+		case 'i': in = optarg; in_set = true; break;
 		case 'o': out = optarg; break;
 		case O_PID:
 		case O_TID:
@@ -221,12 +225,18 @@ int cmd_convert(int argc, char **argv)
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;
-		default: convert_usage(stderr); return 2;
+		default: return cli_usage_error("convert", c, argv);
 		}
+		if (c != 'i' && c != 'o' && c != 'f' && c != 'q' && c != 'v' &&
+		    c != O_TITLE && nr_given < sizeof(given) / sizeof(given[0]))
+			given[nr_given++] = convert_opts[li].name;
 	}
-	if (optind < argc) {
-		cli_err("convert: unexpected argument '%s' (the input is given with -i)",
-			argv[optind]);
+	if (cli_input_arg("convert", argc, argv, &in, in_set))
+		return 2;
+	/* --python-only keeps Python frames only; the interpreter's frames
+	 * --keep-interpreter asks for would all be dropped again. */
+	if (co.python_only && co.keep_interpreter) {
+		cli_err("convert: --python-only and --keep-interpreter contradict each other (see 'perfspy convert --help')");
 		return 2;
 	}
 	/* speedscope holds one profile per thread: its writer needs the
@@ -244,39 +254,34 @@ int cmd_convert(int argc, char **argv)
 		perfspy_folder__keep_timeline(f, true);
 	if (cli_load_input(in, &common, &co, f, &s))
 		goto out;
+	name = strcmp(in, "-") ? in : "<stdin>";
+	if (!s && nr_given && !common.quiet) {
+		fprintf(stderr, "%s: warning: %s is folded stacks: ignoring", cli_prog, name);
+		for (i = 0; i < nr_given; i++)
+			fprintf(stderr, " --%s", given[i]);
+		fprintf(stderr, " (options for perf.data input)\n");
+	}
 	if (s && !common.quiet)
-		note_events(s, strcmp(in, "-") ? in : "<stdin>", co.event);
+		note_events(s, name, co.event);
+	/* A filter that matched nothing is a mistake (a pid of another
+	 * run), not an empty profile: no output file (issue 15). */
+	if (s && (co.pid || co.tid || co.comm) && !perfspy_folder__nr_stacks(f)) {
+		cli_filter_empty(s, name, &co);
+		goto out;
+	}
 	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
 	if (s && wo.format == PERFSPY_FORMAT_PPROF)
 		cli_pprof_opts(s, &wo);
 	if (s && wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
 		cli_svg_opts(s, &wo);
-	if (cli_out_open(&o, out))
-		goto out;
-	err = perfspy_folder__write(f, o.f, &wo);
-	if (err) {
-		cli_out_abort(&o);
-		goto fail;
-	}
-	if (cli_out_commit(&o))
+	if (cli_write_folder(out, name, f, &wo))
 		goto out;
 	if (!perfspy_folder__nr_stacks(f) && !common.quiet)
-		fprintf(stderr, "%s: warning: %s: no samples matched\n", cli_prog,
-			strcmp(in, "-") ? in : "<stdin>");
+		fprintf(stderr, "%s: warning: %s: no samples matched\n", cli_prog, name);
 	ret = 0;
 	goto out;
 fail:
-	perfspy_strerror(err, msg, sizeof(msg));
-	cli_err("%s: %s", strcmp(in, "-") ? in : "<stdin>", msg);
-	if (err == -PERFSPY_E_NO_EVENT) {
-		PERFSPY_OPTS(perfspy_event, ev);
-		uint32_t i;
-
-		fprintf(stderr, "%s: events in this file:", cli_prog);
-		for (i = 0; !perfspy_session__event(s, i, &ev); i++)
-			fprintf(stderr, " %s", ev.name);
-		fputc('\n', stderr);
-	}
+	cli_convert_error(s, strcmp(in, "-") ? in : "<stdin>", err);
 out:
 	cli_pprof_opts_free(&wo);
 	perfspy_folder__free(f);

@@ -13,13 +13,14 @@
 static void info_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy info [--json] [FILE]\n"
+		"usage: perfspy info [--json] [-i] [FILE]\n"
 		"\n"
 		"Read every record of FILE (default perf.data; '-' reads a pipe) and\n"
 		"print what perf recorded: version, host, command line, events with\n"
 		"sample counts, lost samples, time span, processes and threads, and\n"
 		"what the file lacks for a good conversion.\n"
 		"\n"
+		"  -i, --input FILE      the file (or give it as FILE)\n"
 		"      --json            one JSON object (top-level \"samples\" and\n"
 		"                        \"events\": [{\"name\", \"samples\"}, ...])\n"
 		"      --threads         list every thread with its samples (text)\n"
@@ -284,6 +285,7 @@ static void print_text(struct perfspy_session *s, const struct perfspy_info *i,
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "symfs", required_argument, NULL, 's' },
@@ -298,13 +300,13 @@ int cmd_info(int argc, char **argv)
 	PERFSPY_OPTS(perfspy_info, info);
 	struct cli_common common = { 0 };
 	struct perfspy_session *s;
-	bool json = false, threads = false;
+	bool json = false, threads = false, in_set = false;
 	const char *path = "perf.data";
-	char msg[256];
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:qvh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'i': path = optarg; in_set = true; break;
 		case 'j': json = true; break;
 		case 't': threads = true; break;
 		case 's': common.symfs = optarg; break;
@@ -314,22 +316,17 @@ int cmd_info(int argc, char **argv)
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': info_usage(stdout); return 0;
-		default: info_usage(stderr); return 2;
+		default: return cli_usage_error("info", c, argv);
 		}
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc) {
-		cli_err("info: one file at a time");
+	if (cli_input_arg("info", argc, argv, &path, in_set))
 		return 2;
-	}
 	s = cli_open(path, &common);
 	if (!s)
 		return 1;
 	err = perfspy_session__convert(s, NULL, NULL);
 	if (err) {
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("%s: %s", strcmp(path, "-") ? path : "<stdin>", msg);
+		cli_fail(strcmp(path, "-") ? path : "<stdin>", err, NULL);
 		perfspy_session__close(s);
 		return 1;
 	}

@@ -15,7 +15,7 @@
 static void merge_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy merge --pyspy CAPTURE [--pyspy MORE...] -i INPUT [-o OUTPUT]\n"
+		"usage: perfspy merge --pyspy CAPTURE [--pyspy MORE...] [-i] INPUT [-o OUTPUT]\n"
 		"\n"
 		"Put perf's native time under py-spy's Python lines: perf samples are the\n"
 		"clock, py-spy captures (--format raw or speedscope) supply the lines.\n"
@@ -180,8 +180,15 @@ static int merge_opt(struct merge_args *a, int c)
 			cli_err("--format: expected raw, flamegraph, speedscope or pprof, got '%s'",
 				optarg);
 		return a->format < 0 ? -1 : 0;
-	case O_THREADS: a->roots = PERFSPY_MERGE_ROOTS_KEEP; return 0;
-	case O_NO_THREADS: a->roots = PERFSPY_MERGE_ROOTS_DROP; return 0;
+	case O_THREADS:
+	case O_NO_THREADS:
+		/* Both given: which one was meant is unknown (issue 15). */
+		if (a->roots >= 0) {
+			cli_err("merge: --threads and --no-threads contradict each other (see 'perfspy merge --help')");
+			return -1;
+		}
+		a->roots = c == O_THREADS ? PERFSPY_MERGE_ROOTS_KEEP : PERFSPY_MERGE_ROOTS_DROP;
+		return 0;
 	case O_IGNORE_THREADS: a->mo.ignore_threads = true; return 0;
 	case O_NO_NATIVE: a->mo.no_native_join = true; return 0;
 	case O_MIN_SUFFIX:
@@ -205,6 +212,7 @@ static int merge_opt(struct merge_args *a, int c)
 /* 1: help shown, 0: go on, -1: usage error. */
 static int parse_args(struct merge_args *a, int argc, char **argv)
 {
+	bool in_set = false;
 	int c;
 
 	a->in = "perf.data";
@@ -213,19 +221,22 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
 	a->roots = -1;
 	a->co.sz = sizeof(a->co);
 	a->mo.sz = sizeof(a->mo);
-	while ((c = getopt_long(argc, argv, "p:i:o:qvh", merge_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:i:o:qvh", merge_opts, NULL)) != -1) {
 		if (c == 'h') {
 			merge_usage(stdout);
 			return 1;
 		}
-		if (c == '?' || merge_opt(a, c))
+		if (c == '?' || c == ':') {
+			cli_usage_error("merge", c, argv);
+			return -1;
+		}
+		if (c == 'i')
+			in_set = true;
+		if (merge_opt(a, c))
 			return -1;
 	}
-	if (optind < argc) {
-		cli_err("merge: unexpected argument '%s' (captures are given with --pyspy)",
-			argv[optind]);
+	if (cli_input_arg("merge", argc, argv, &a->in, in_set))
 		return -1;
-	}
 	if (!a->nr_pyspy) {
 		cli_err("merge: no py-spy capture (give one with --pyspy FILE)");
 		return -1;
@@ -245,7 +256,7 @@ static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 {
 	PERFSPY_OPTS(perfspy_read_opts, ro, .log_fn = cli_log,
 		     .log_level = cli_log_level(&a->common), .log_level_set = true);
-	char msg[256], *buf = NULL;
+	char *buf = NULL;
 	size_t i, len = 0;
 	int err;
 
@@ -264,8 +275,7 @@ static int read_captures(struct merge_args *a, struct perfspy_folder *py)
 		err = perfspy_folder__read_pyspy(py, strcmp(p, "-") ? p : NULL, buf, len,
 						 &ro, &rs);
 		if (err) {
-			perfspy_strerror(err, msg, sizeof(msg));
-			cli_err("%s: %s", shown(p), msg);
+			cli_fail(shown(p), err, NULL);
 			free(buf);
 			return -1;
 		}
@@ -314,6 +324,12 @@ static int read_perf(struct merge_args *a, struct perfspy_folder *perf, bool *co
 		a->co.progress_fn = cli_progress;
 	err = cli_load_input(a->in, &a->common, &a->co, perf, &s);
 	*converted = s != NULL;
+	/* As convert: a filter that matched nothing is an error. */
+	if (!err && s && (a->co.pid || a->co.tid || a->co.comm) &&
+	    !perfspy_folder__nr_stacks(perf)) {
+		cli_filter_empty(s, shown(a->in), &a->co);
+		err = -1;
+	}
 	if (!err && s)
 		err = keep_sources(a, s);
 	perfspy_session__close(s);
@@ -440,20 +456,8 @@ static void summary(const struct merge_args *a, const struct perfspy_merge_stats
 static int write_out(struct merge_args *a, struct perfspy_folder *out)
 {
 	PERFSPY_OPTS(perfspy_write_opts, wo, .format = a->format, .title = "perfspy merge");
-	struct cli_out o;
-	char msg[256];
-	int err;
 
-	if (cli_out_open(&o, a->out))
-		return -1;
-	err = perfspy_folder__write(out, o.f, &wo);
-	if (err) {
-		cli_out_abort(&o);
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("%s: %s", shown(a->out), msg);
-		return -1;
-	}
-	return cli_out_commit(&o);
+	return cli_write_folder(a->out, shown(a->out), out, &wo);
 }
 
 /*
@@ -465,7 +469,6 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 {
 	PERFSPY_OPTS(perfspy_merge_stats, st);
 	bool converted = false;
-	char msg[256];
 	int err;
 
 	a->native = calloc(a->nr_pyspy, sizeof(*a->native));
@@ -475,6 +478,10 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 	}
 	if (read_captures(a, f[1]) || read_perf(a, f[0], &converted))
 		return -1;
+	if (!converted && (a->co.pid || a->co.tid || a->co.comm || a->co.event) &&
+	    !a->common.quiet)
+		fprintf(stderr, "%s: warning: %s is folded stacks: ignoring --pid, --tid, --comm and --event (options for perf.data input)\n",
+			cli_prog, shown(a->in));
 	/* Roots perfspy added for matching show only if the user has them
 	 * elsewhere (the captures) or asked; a folded input keeps its own. */
 	a->mo.thread_roots = a->roots >= 0 ? a->roots :
@@ -487,8 +494,7 @@ static int run_merge(struct merge_args *a, struct perfspy_folder **f)
 	a->mo.sources = a->sources;
 	err = perfspy_merge(f[0], f[1], &a->mo, f[2], &st);
 	if (err) {
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("merge: %s", msg);
+		cli_fail("merge", err, NULL);
 		return -1;
 	}
 	if (write_out(a, f[2]))

@@ -418,7 +418,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a,
 	int c;
 
 	/* '+': options end at the command, whose own options stay its. */
-	while ((c = getopt_long(argc, argv, "+p:d:r:o:f:tsqvh", record_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:d:r:o:f:tsqvh", record_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (cli_parse_num(optarg, "pid", 1, INT_MAX, &v))
@@ -471,7 +471,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a,
 		case 'q': a->quiet = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': record_usage(stdout); return 0;
-		default: record_usage(stderr); return 2;
+		default: return cli_usage_error("record", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -522,7 +522,7 @@ int cmd_record(int argc, char **argv)
 	struct perfspy_record *rec = NULL;
 	struct perfspy_session *s = NULL;
 	struct perfspy_folder *f = NULL;
-	struct cli_out out = { 0 }, save = { 0 };
+	struct cli_out save = { 0 };
 	char *out_path = NULL, msg[256];
 	int ret, err;
 
@@ -571,21 +571,15 @@ int cmd_record(int argc, char **argv)
 	cli_install_signals();
 	if (!a.out)
 		a.out = out_path = default_output(&a, wo.format, st.pid);
-	if (!a.out || cli_out_open(&out, a.out))
+	if (!a.out)
 		goto out;
 	if (wo.format == PERFSPY_FORMAT_PPROF)
 		cli_pprof_opts(s, &wo);
 	if (wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
 		cli_svg_opts(s, &wo);
-	err = perfspy_folder__write(f, out.f, &wo);
+	err = cli_write_folder(a.out, a.out, f, &wo);
 	cli_pprof_opts_free(&wo);
-	if (err) {
-		perfspy_strerror(err, msg, sizeof(msg));
-		cli_err("%s: %s", a.out, msg);
-		cli_out_abort(&out);
-		goto out;
-	}
-	if (cli_out_commit(&out))
+	if (err)
 		goto out;
 	if (a.save) {
 		err = cli_out_commit(&save);

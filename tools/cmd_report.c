@@ -15,7 +15,7 @@
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: perfspy report [options]\n"
+		"usage: perfspy report [options] [-i] [FILE]\n"
 		"\n"
 		"Where the CPU goes: shares of samples by category (CUDA launch, CUDA sync,\n"
 		"CUDA allocator, host allocator, OpenMP/thread-pool wait, math kernels,\n"
@@ -121,6 +121,7 @@ static int parse_by(const char *s, int *by)
 
 struct report_args {
 	const char *in, *out, *rules_path;
+	bool in_set;
 	struct cli_common common;
 	struct perfspy_convert_opts co;
 	struct perfspy_report_write_opts wo;
@@ -132,9 +133,9 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 	long v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "i:o:qvh", report_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:qvh", report_opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': a->in = optarg; break;
+		case 'i': a->in = optarg; a->in_set = true; break;
 		case 'o': a->out = optarg; break;
 		case O_BY: if (parse_by(optarg, &a->wo.by)) return 2; break;
 		case O_TOP:
@@ -172,15 +173,24 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 		case 'q': a->common.quiet = true; break;
 		case 'v': a->common.verbose++; break;
 		case 'h': report_usage(stdout); return 1;
-		default: report_usage(stderr); return 2;
+		default: return cli_usage_error("report", c, argv);
 		}
 	}
-	if (optind < argc) {
-		cli_err("report: unexpected argument '%s' (the input is given with -i)",
-			argv[optind]);
+	if (cli_input_arg("report", argc, argv, &a->in, a->in_set))
 		return 2;
-	}
 	return 0;
+}
+
+struct report_write {
+	struct perfspy_report **r;
+	const struct perfspy_report_write_opts *wo;
+};
+
+static int write_report(void *ctx, FILE *f)
+{
+	struct report_write *w = ctx;
+
+	return perfspy_report__write(*w->r, f, w->wo);
 }
 
 int cmd_report(int argc, char **argv)
@@ -190,8 +200,9 @@ int cmd_report(int argc, char **argv)
 	struct perfspy_session *s = NULL;
 	struct perfspy_folder *f = NULL;
 	struct perfspy_report *r = NULL;
-	struct cli_out o = { 0 };
-	char *rules = NULL, msg[256];
+	struct report_write rw = { .r = &r, .wo = &a.wo };
+	const char *name;
+	char *rules = NULL;
 	int err, ret = 1;
 
 	a.co.sz = sizeof(a.co);
@@ -214,29 +225,31 @@ int cmd_report(int argc, char **argv)
 		ro.rules_name = a.rules_path;
 	}
 	cli_install_signals();
+	name = strcmp(a.in, "-") ? a.in : "<stdin>";
 	if (!a.common.quiet && isatty(STDERR_FILENO))
 		a.co.progress_fn = cli_progress;
 	err = perfspy_folder__new(&f);
-	if (!err && !cli_load_input(a.in, &a.common, &a.co, f, &s))
-		err = perfspy_report__new(f, &ro, &r);
-	else if (!err)
-		goto out;
 	if (err)
 		goto fail;
-	if (cli_out_open(&o, a.out))
+	if (cli_load_input(a.in, &a.common, &a.co, f, &s))
 		goto out;
-	err = perfspy_report__write(r, o.f, &a.wo);
-	if (err) {
-		cli_out_abort(&o);
-		goto fail;
+	if (!s && (a.co.pid || a.co.tid || a.co.comm || a.co.event) && !a.common.quiet)
+		fprintf(stderr, "%s: warning: %s is folded stacks: ignoring --pid, --tid, --comm and --event (options for perf.data input)\n",
+			cli_prog, name);
+	/* As convert: a filter that matched nothing is an error. */
+	if (s && (a.co.pid || a.co.tid || a.co.comm) && !perfspy_folder__nr_stacks(f)) {
+		cli_filter_empty(s, name, &a.co);
+		goto out;
 	}
-	if (cli_out_commit(&o))
+	err = perfspy_report__new(f, &ro, &r);
+	if (err)
+		goto fail;
+	if (cli_write_output(a.out, name, write_report, &rw))
 		goto out;
 	ret = 0;
 	goto out;
 fail:
-	perfspy_strerror(err, msg, sizeof(msg));
-	cli_err("report: %s", msg);
+	cli_fail(name, err, NULL);
 out:
 	perfspy_report__free(r);
 	perfspy_folder__free(f);

@@ -3,7 +3,9 @@
  * perfspy: command-line front end. Subcommands live one per file
  * (cmd_*.c), what they share in cli.c; this file only dispatches.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -24,6 +26,8 @@ static void usage(FILE *f)
 		"  combine   many nodes' or runs' profiles (pprof, folded) summed into one\n"
 		"  record    sample a running process or a command (live, through\n"
 		"            perf_event) -> py-spy flame graph, raw or speedscope\n"
+		"  top       a live table of where a process spends CPU (or, with\n"
+		"            --idle, waits), refreshed every second\n"
 		"\n"
 		"  perfspy <command> --help   options of a command\n"
 		"  perfspy --version          the version\n");
@@ -44,6 +48,11 @@ int main(int argc, char **argv)
 		printf("perfspy %s\n", perfspy_version_string());
 		return 0;
 	}
+	/* The commands print getopt's errors themselves, in one line
+	 * (cli_usage_error()); a library error no command printed is
+	 * printed at exit (cli_log_flush()). */
+	opterr = 0;
+	atexit(cli_log_flush);
 	if (!strcmp(argv[1], "convert"))
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info"))
@@ -58,7 +67,6 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cmd_top(argc - 1, argv + 1);
-	cli_err("unknown command '%s'", argv[1]);
-	usage(stderr);
+	cli_err("unknown command '%s' (see 'perfspy --help')", argv[1]);
 	return 2;
 }

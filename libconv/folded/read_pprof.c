@@ -414,7 +414,7 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 		p = perftools__profiles__profile__unpack(NULL, raw ? rawlen : len,
 							  raw ? raw : (const u8 *)buf);
 		if (!p) {
-			pr_warn(&r.log, "perfspy: %s: not a pprof profile (protobuf decoding failed)",
+			pr_warn(&r.log, "%s: not a pprof profile (protobuf decoding failed)",
 				r.name);
 			err = -PERFSPY_E_CAPTURE;
 		}
@@ -423,7 +423,7 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 		r.p = p;
 		err = read_profile(&r);
 		if (r.bad)
-			pr_warn(&r.log, "perfspy: %s: %llu samples skipped (unknown location or negative value)",
+			pr_warn(&r.log, "%s: %llu samples skipped (unknown location or negative value)",
 				r.name, (unsigned long long)r.bad);
 	}
 	if (!err && stats) {

@@ -364,6 +364,24 @@ static int rp_rule_line(struct perfspy_report *r, const char *s, const char *e,
 	return 0;
 }
 
+/*
+ * The end of line [@b, @e) without its comment: '#' first on the line,
+ * or after a blank (a trailing `# note`, include/perfspy.h "Rules
+ * text"); a '#' inside a pattern (`*#*`) has no blank before it. Before
+ * issue 15 a trailing comment silently became part of the pattern.
+ */
+static const char *strip_comment(const char *b, const char *e)
+{
+	const char *p;
+
+	for (p = b; p < e; p++)
+		if (*p == '#' && (p == b || p[-1] == ' ' || p[-1] == '\t'))
+			break;
+	while (p > b && (p[-1] == ' ' || p[-1] == '\t'))
+		p--;
+	return p;
+}
+
 static int rp_parse_rules(struct perfspy_report *r, const char *text)
 {
 	const char *s = text, *nl, *e, *b;
@@ -377,7 +395,8 @@ static int rp_parse_rules(struct perfspy_report *r, const char *text)
 		end = nl ? nl : s + strlen(s);
 		lineno++;
 		b = trim(s, end, &e);
-		if (b < e && *b != '#')
+		e = strip_comment(b, e);
+		if (b < e)
 			err = rp_rule_line(r, b, e, lineno);
 		/* Go on from the line's end, not the trimmed one: a last line
 		 * of blanks would otherwise be read forever (fuzz). */

@@ -108,10 +108,10 @@ static int on_progress(debuginfod_client *c, long done, long total)
 	if (d && now != d->last) {
 		d->last = now;
 		if (total > 0)
-			pr_info(d->ctx->log, "perfspy: debuginfod: %s: %ld of %ld bytes",
+			pr_info(d->ctx->log, "debuginfod: %s: %ld of %ld bytes",
 				d->what, done, total);
 		else
-			pr_info(d->ctx->log, "perfspy: debuginfod: %s: waiting for %s",
+			pr_info(d->ctx->log, "debuginfod: %s: waiting for %s",
 				d->what, d->api.get_url(c) ? d->api.get_url(c) : "a server");
 	}
 	return 0;
@@ -137,13 +137,13 @@ static struct sym_dfd *client(struct sym_ctx *ctx)
 	ctx->dfd = d;
 	if (dfd_api_load(&d->api)) {
 		d->dead = true;
-		pr_warn(ctx->log, "perfspy: debuginfod: libdebuginfod.so.1 not found; servers not asked");
+		pr_warn(ctx->log, "debuginfod: libdebuginfod.so.1 not found; servers not asked");
 		return NULL;
 	}
 	d->client = d->api.begin();
 	if (!d->client) {
 		d->dead = true;
-		pr_warn(ctx->log, "perfspy: debuginfod: cannot start the client; not used");
+		pr_warn(ctx->log, "debuginfod: cannot start the client; not used");
 		return NULL;
 	}
 	d->api.set_user_data(d->client, d);
@@ -193,23 +193,23 @@ static Elf *query(struct sym_dfd *d, struct sym_dso *dso, const u8 *bid, size_t 
 
 	d->what = dso->name;
 	d->last = 0;
-	pr_info(d->ctx->log, "perfspy: debuginfod: asking for the %s of %s",
+	pr_info(d->ctx->log, "debuginfod: asking for the %s of %s",
 		exe ? "executable" : "debug info", dso->name);
 	fd = exe ? d->api.find_executable(d->client, bid, (int)n, &path) :
 		   d->api.find_debuginfo(d->client, bid, (int)n, &path);
 	if (fd < 0) {
 		if (fd == -ENOENT) {
-			pr_debug(d->ctx->log, "perfspy: debuginfod: %s: not on the servers",
+			pr_debug(d->ctx->log, "debuginfod: %s: not on the servers",
 				 dso->name);
 		} else {
 			d->dead = true;
 			pr_warn(d->ctx->log,
-				"perfspy: debuginfod: %s: %s; no more debuginfod queries in this run",
+				"debuginfod: %s: %s; no more debuginfod queries in this run",
 				dso->name, strerror(-fd));
 		}
 		return NULL;
 	}
-	pr_info(d->ctx->log, "perfspy: debuginfod: %s: using %s", dso->name, path);
+	pr_info(d->ctx->log, "debuginfod: %s: using %s", dso->name, path);
 	free(path);
 	return elf_from_fd(fd);
 }

@@ -16,6 +16,7 @@
  */
 #include "symbols_int.h"
 
+#include <errno.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -106,24 +107,44 @@ static bool bid_ok(struct sym_ctx *ctx, struct sym_dso *dso, Elf *elf,
 	if (!dso->warned) {
 		dso->warned = true;
 		pr_warn(ctx->log,
-			"perfspy: %s: build id differs from the recorded one, not used",
+			"%s: build id differs from the recorded one, not used",
 			path);
 	}
 	return false;
 }
 
-static Elf *try_elf(struct sym_ctx *ctx, struct sym_dso *dso,
-		    const char *path)
+/* @path for @dso, logged at info level (`-v`, issue 15): one line per
+ * file looked for, found or why not. @what: "binary" or "debug file". */
+static Elf *try_elf_as(struct sym_ctx *ctx, struct sym_dso *dso,
+		       const char *path, const char *what)
 {
-	Elf *elf = elf_open_path(path);
+	Elf *elf;
+	int e;
 
+	errno = 0;
+	elf = elf_open_path(path);
+	e = errno;
 	if (elf && !bid_ok(ctx, dso, elf, path)) {
 		elf_end(elf);
-		elf = NULL;
+		pr_info(ctx->log, "%s: %s %s: another build, not used", dso->name, what, path);
+		return NULL;
 	}
 	if (elf)
-		pr_debug(ctx->log, "perfspy: %s: using %s", dso->name, path);
+		pr_info(ctx->log, "%s: %s %s: found", dso->name, what, path);
+	else
+		pr_info(ctx->log, "%s: %s %s: %s", dso->name, what, path,
+			e ? strerror(e) : "not an ELF file");
 	return elf;
+}
+
+static Elf *try_elf(struct sym_ctx *ctx, struct sym_dso *dso, const char *path)
+{
+	return try_elf_as(ctx, dso, path, "binary");
+}
+
+static Elf *try_dbg(struct sym_ctx *ctx, struct sym_dso *dso, const char *path)
+{
+	return try_elf_as(ctx, dso, path, "debug file");
 }
 
 static void bid_hex(const u8 *b, size_t n, char *out)
@@ -163,8 +184,12 @@ static void locate_cache(struct sym_ctx *ctx, struct sym_dso *dso)
 	bid_hex(dso->bid, dso->bid_size, hex);
 	n = snprintf(dir, sizeof(dir), "%s/.build-id/%.2s/%s",
 		     ctx->buildid_dir, hex, hex + 2);
-	if (n < 0 || (size_t)n >= sizeof(dir) || stat(dir, &st))
+	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
+	if (stat(dir, &st)) {
+		pr_info(ctx->log, "%s: build-id cache %s: %s", dso->name, dir, strerror(errno));
+		return;
+	}
 	if (!S_ISDIR(st.st_mode)) {
 		dso->elf = try_elf(ctx, dso, dir);
 		return;
@@ -174,7 +199,7 @@ static void locate_cache(struct sym_ctx *ctx, struct sym_dso *dso)
 	if (!dso->elf && path_join(path, sizeof(path), dir, "/vdso"))
 		dso->elf = try_elf(ctx, dso, path);
 	if (path_join(path, sizeof(path), dir, "/debug"))
-		dso->dbg = try_elf(ctx, dso, path);
+		dso->dbg = try_dbg(ctx, dso, path);
 }
 
 /* The distribution's detached debug info, by build id (Debian's -dbg and
@@ -206,7 +231,7 @@ static void locate_debug(struct sym_ctx *ctx, struct sym_dso *dso)
 	len = snprintf(path, sizeof(path), SYSTEM_DEBUG_DIR "/.build-id/%.2s/%s.debug",
 		       hex, hex + 2);
 	if (len > 0 && (size_t)len < sizeof(path))
-		dso->dbg = try_elf(ctx, dso, path);
+		dso->dbg = try_dbg(ctx, dso, path);
 }
 
 /*
@@ -242,12 +267,12 @@ static void locate_debuglink(struct sym_ctx *ctx, struct sym_dso *dso)
 		    snprintf(path, sizeof(path), SYSTEM_DEBUG_DIR "%s/%s", dir, link);
 		if (n < 0 || (size_t)n >= sizeof(path) || !strcmp(path, dso->name))
 			continue;
-		dso->dbg = try_elf(ctx, dso, path);
+		dso->dbg = try_dbg(ctx, dso, path);
 		if (!dso->dbg || nm <= 0)
 			continue;
 		nt = dwelf_elf_gnu_build_id(dso->dbg, &theirs);
 		if (nt > 0 && !sym_bid_equal(mine, (size_t)nm, theirs, (size_t)nt)) {
-			pr_debug(ctx->log, "perfspy: %s: %s is another build, not used",
+			pr_debug(ctx->log, "%s: %s is another build, not used",
 				 dso->name, path);
 			elf_end(dso->dbg);
 			dso->dbg = NULL;

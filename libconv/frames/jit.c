@@ -596,6 +596,10 @@ int jit_map_load(const char *dir, s32 pid, const struct log_sink *log,
 	dir = dir ? dir : "/tmp";
 	err[0] = jf_open(&f[0], dir, "perf-%d.map", pid);
 	err[1] = jf_open(&f[1], dir, "jit-%d.dump", pid);
+	/* `-v`: where each process's maps were looked for (issue 15). */
+	pr_info(log, "pid %d: perf map %s: %s; jitdump %s: %s", pid, f[0].path,
+		err[0] ? strerror(-err[0]) : "found", f[1].path,
+		err[1] ? strerror(-err[1]) : "found");
 	if ((ret = jit_map_new(&m)))
 		goto out;
 	/* Older file first, so the newer one wins where they overlap. */

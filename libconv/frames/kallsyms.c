@@ -124,7 +124,7 @@ static int kern_load(struct sym_ctx *ctx)
 		return 0;
 	f = fopen(ctx->kallsyms, "re");
 	if (!f) {
-		pr_debug(ctx->log, "perfspy: %s: %s", ctx->kallsyms,
+		pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
 			 strerror(errno));
 		return 0;
 	}
@@ -171,7 +171,7 @@ int sym_kernel_set_build_id(struct sym_ctx *ctx, const u8 *id, size_t size)
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		ctx->kallsyms = path;
 		ctx->kern_from_cache = true;
-		pr_debug(ctx->log, "perfspy: kernel symbols from %s", path);
+		pr_debug(ctx->log, "kernel symbols from %s", path);
 	}
 	return 0;
 }
@@ -285,7 +285,7 @@ bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr)
 		return false;
 	}
 	if (!kern_same_kernel(ctx)) {
-		pr_debug(ctx->log, "perfspy: %s: %s", ctx->kallsyms,
+		pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
 			 ctx->kern_why ? ctx->kern_why : "another kernel");
 		if (!ctx->kern_why)
 			ctx->kern_why = "another kernel";
@@ -301,7 +301,7 @@ bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr)
 	if (text_addr && (!ctx->kern_have_text || ctx->kern_text != text_addr)) {
 		ctx->kern_why = "its _text differs from the recorded kernel map (another boot)";
 		pr_debug(ctx->log,
-			 "perfspy: %s: _text differs from the recorded kernel map",
+			 "%s: _text differs from the recorded kernel map",
 			 ctx->kallsyms);
 		return false;
 	}

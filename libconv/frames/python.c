@@ -463,7 +463,10 @@ bool py_is_interpreter_frame(const char *func, const char *dso_path)
 		"thread", "stringio", "sre", "PyGilState", "PyThread", "lock" };
 	static const char *const roots[] = { "__libc_start_main",
 		"__libc_start_call_main", "_start", "__clone", "__clone3",
-		"start_thread" };
+		"start_thread",
+		/* The names DWARF gives glibc's clone.S/clone3.S entry points
+		 * (`clone3 (clone3.S:81)`), where .symtab says __clone3. */
+		"clone", "clone3" };
 	size_t i, n;
 
 	if (py_is_interpreter_dso(dso_path)) {

@@ -109,7 +109,8 @@ const char *py_ctx_source(const struct py_ctx *ctx, size_t idx);
  * skipped) is one of time, sys, gc, os, unicode, thread, stringio, sre,
  * PyGilState, PyThread, lock (`time_sleep`, `lock_PyThread_acquire_lock`).
  * Also true for the process/thread root frames __libc_start_main,
- * __libc_start_call_main, _start, __clone, __clone3 and start_thread when
+ * __libc_start_call_main, _start, __clone, __clone3 (clone, clone3 as
+ * DWARF names them) and start_thread when
  * they are in libc, libpthread or the dynamic loader.
  * @func is the symbol name (may be NULL), @dso_path the binary path (may be
  * NULL). Pure: no I/O, O(length of the strings).

@@ -29,7 +29,10 @@
 
 enum { FK_DSO, FK_KERNEL, FK_JIT, FK_ANON, FK_NOMAP };
 
-enum { FF_PYTHON = 1, FF_INTERP = 2 };
+/* FF_INTERP_DSO: any frame of the python binary or libpython, kept by
+ * py-spy's token rule or not (`thread_run`), for the frames rootward of a
+ * stack's outermost Python frame (filter()). */
+enum { FF_PYTHON = 1, FF_INTERP = 2, FF_INTERP_DSO = 4 };
 
 struct stk_cache_ent {
 	u64 hash;
@@ -257,13 +260,16 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	if (!n) {
 		c->stats->frames_unknown++;
 		return add_id(c, native_frame(c, NULL, lib, ip),
-			      interp_dso ? FF_INTERP : 0);
+			      interp_dso ? FF_INTERP | FF_INTERP_DSO : 0);
 	}
 	for (i = 0; i < n; i++) {
 		/* Inlined frames take the class of the function they were
 		 * inlined into (the outermost one, last). */
 		u8 fl = py_is_interpreter_frame(frames[n - 1].func, path) &&
 			py_is_interpreter_frame(frames[i].func, path) ? FF_INTERP : 0;
+
+		if (interp_dso)
+			fl |= FF_INTERP_DSO;
 
 		u32 id = native_frame(c, &frames[i], lib, ip);
 
@@ -579,15 +585,27 @@ static int push_unwound(struct stk_ctx *c, const struct rd_evsel *ev,
 	return 0;
 }
 
-/* Drop interpreter frames from stacks with Python frames; with
- * python_only keep nothing but Python frames. */
+/*
+ * Drop interpreter frames from stacks with Python frames; with
+ * python_only keep nothing but Python frames. Rootward of the outermost
+ * Python frame (the stack is leaf first: the frames after it) every
+ * frame of the interpreter goes, whatever py-spy's token rule says, with
+ * libc's start frames: a thread's start-up (`clone3;start_thread;
+ * pythread_wrapper;thread_run`) or the interpreter's main
+ * (`_start;...;Py_RunMain`), so a thread's stack is rooted at its
+ * `_bootstrap (threading.py:N)` as in py-spy's output (docs/output.md
+ * §4.3; `thread_run` and the DWARF name `clone3` used to escape it, issue
+ * 15). A program embedding Python keeps its own frames there (`main;
+ * run_script`), as py-spy --native does (docs/pyspy-formats.md §1.8
+ * item 4). keep_interpreter keeps them all.
+ */
 static size_t filter(struct stk_ctx *c, size_t n)
 {
 	bool has_py = false;
-	size_t i, k = 0;
+	size_t i, o, k = 0;
 
-	for (i = 0; i < n && !has_py; i++)
-		has_py = c->sflags[i] & FF_PYTHON;
+	for (i = n; i > 0 && !has_py; i--)
+		has_py = c->sflags[i - 1] & FF_PYTHON;
 	if (c->o.python_only) {
 		for (i = 0; i < n; i++)
 			if (c->sflags[i] & FF_PYTHON)
@@ -596,8 +614,10 @@ static size_t filter(struct stk_ctx *c, size_t n)
 	}
 	if (!has_py || c->o.keep_interpreter)
 		return n;
-	for (i = 0; i < n; i++) {
-		if (c->sflags[i] & FF_INTERP) {
+	/* i is now the index of the outermost Python frame. */
+	for (o = i, i = 0; i < n; i++) {
+		if ((c->sflags[i] & FF_INTERP) ||
+		    (i > o && (c->sflags[i] & FF_INTERP_DSO))) {
 			c->stats->frames_interpreter++;
 			continue;
 		}

@@ -517,7 +517,7 @@ static int dso_open(struct sym_ctx *ctx, struct sym_dso *dso)
 	sym_dso_locate(ctx, dso);
 	if (!dso->elf && !dso->dbg) {
 		ctx->stats.dsos_missing++;
-		pr_debug(ctx->log, "perfspy: %s: no usable file", dso->name);
+		pr_debug(ctx->log, "%s: no usable file", dso->name);
 		return 0;
 	}
 	dso->found = true;

@@ -142,6 +142,137 @@ expect_exit 2 "bad --weight" "$PERFSPY" convert --weight bogus -i "$data" -o "$O
 expect_exit 2 "--pid without a number" "$PERFSPY" convert --pid abc -i "$data" -o "$OUTD/p"
 expect_exit 2 "-i without an argument" "$PERFSPY" convert -i
 
+# err_lines WHAT N: stderr has exactly N lines (one cause, one line: issue 15).
+err_lines() {
+	local n
+	n=$(wc -l <"$SCRATCH/err")
+	if [ "$n" -eq "$2" ]; then
+		pass "$1: $n line(s) on stderr"
+	else
+		fail "$1: $n lines on stderr, want $2: $(head -c 400 "$SCRATCH/err")"
+	fi
+}
+
+# A usage error is one line pointing at the command's help, not the help.
+for cmd in convert info report merge combine record; do
+	expect_exit 2 "$cmd --bogus" "$PERFSPY" $cmd --bogus &&
+		err_names "$cmd --bogus" "'--bogus'" "see 'perfspy $cmd --help'" &&
+		err_lines "$cmd --bogus" 1
+done
+expect_exit 2 "--pid without its value" "$PERFSPY" convert -i "$data" --pid &&
+	err_names "--pid without its value" "'--pid' needs a value" && err_lines "--pid without its value" 1
+expect_exit 2 "two inputs" "$PERFSPY" convert -i "$data" "$data" && err_lines "two inputs" 1
+expect_exit 2 "conflicting --python-only --keep-interpreter" \
+	"$PERFSPY" convert -i "$data" --python-only --keep-interpreter -o "$OUTD/conflict" &&
+	err_names "conflicting options" "--python-only" "--keep-interpreter" && err_lines "conflicting options" 1
+
+# -i FILE and a positional FILE, in every command that reads one.
+expect_exit 0 "info -i FILE" "$PERFSPY" info -i "$data"
+cp "$SCRATCH/stdout" "$SCRATCH/info-i"
+expect_exit 0 "info FILE" "$PERFSPY" info "$data"
+if cmp -s "$SCRATCH/stdout" "$SCRATCH/info-i"; then
+	pass "info -i FILE prints what info FILE prints"
+else
+	fail "info -i FILE and info FILE differ"
+fi
+expect_exit 0 "convert FILE" "$PERFSPY" convert -q "$data" -o "$SCRATCH/pos.txt"
+expect_exit 0 "convert -i FILE" "$PERFSPY" convert -q -i "$data" -o "$SCRATCH/opt.txt"
+if [ -s "$SCRATCH/pos.txt" ] && cmp -s "$SCRATCH/pos.txt" "$SCRATCH/opt.txt"; then
+	pass "convert FILE writes what convert -i FILE writes"
+else
+	fail "convert FILE and convert -i FILE differ (or are empty)"
+fi
+expect_exit 0 "report FILE" "$PERFSPY" report -q "$data"
+expect_exit 0 "combine -i FILE" "$PERFSPY" combine -q -i "$SCRATCH/opt.txt" -o "$SCRATCH/comb.txt"
+if cmp -s "$SCRATCH/comb.txt" "$SCRATCH/opt.txt"; then
+	pass "combine -i of one folded file gives it back"
+else
+	fail "combine -i of one folded file changed it"
+fi
+
+# One cause, one line.
+expect_exit 1 "info missing file, once" "$PERFSPY" info "$missing" && err_lines "info missing file" 1
+expect_exit 1 "convert --event nosuch" "$PERFSPY" convert -i "$data" --event nosuch -o "$OUTD/ev" &&
+	err_names "convert --event nosuch" nosuch "events in this file:" && err_lines "convert --event nosuch" 1
+"$PERFSPY" convert -v -i "$data" -o /dev/null 2>"$SCRATCH/err" || true
+if grep -q 'perfspy: [a-z]*: perfspy:' "$SCRATCH/err"; then
+	fail "a doubled 'perfspy:' prefix: $(grep -m1 'perfspy: [a-z]*: perfspy:' "$SCRATCH/err")"
+else
+	pass "no doubled 'perfspy: LEVEL: perfspy:' prefix under -v ($(wc -l <"$SCRATCH/err") lines)"
+fi
+
+# -v: one line per file looked for, found or not (binaries, debug files).
+"$PERFSPY" convert -v -i "$data" -o /dev/null 2>"$SCRATCH/err" || true
+if grep -Eq '^perfspy: info: [^ ]*/chain: binary [^ ]+: found$' "$SCRATCH/err" &&
+	grep -Eq '^perfspy: info: [^ ]*libc\.so\.6: debug file [^ ]+: ' "$SCRATCH/err"; then
+	pass "-v: names the chain binary found and libc's debug file lookups ($(grep -c ': binary \|: debug file ' "$SCRATCH/err") lookups)"
+else
+	fail "-v: no 'chain: binary PATH: found' or libc debug file line: $(head -c 400 "$SCRATCH/err")"
+fi
+"$PERFSPY" convert -i "$data" -o /dev/null 2>"$SCRATCH/err" || true
+if grep -q ': binary \|: debug file ' "$SCRATCH/err"; then
+	fail "without -v: lookups printed"
+else
+	pass "without -v: no lookup lines"
+fi
+
+# A filter matching nothing: exit 1, no output file, what the file holds.
+pid=$("$PERFSPY" info --json "$data" | "$PY" -c 'import json,sys; t=json.load(sys.stdin)["thread_list"]; print(max(t, key=lambda x: x["samples"])["pid"])')
+for cmd in convert report; do
+	for flt in "--pid 2147483647" "--tid 2147483647" "--comm no-such-comm"; do
+		# shellcheck disable=SC2086 # $flt is an option and its value
+		expect_exit 1 "$cmd $flt" "$PERFSPY" $cmd -i "$data" $flt -o "$OUTD/none-$cmd" &&
+			err_names "$cmd $flt" "no samples match" "samples by pid: $pid (" "by thread name: chain (" &&
+			err_lines "$cmd $flt" 1
+	done
+done
+
+expect_exit 1 "merge --pid 2147483647" "$PERFSPY" merge --pyspy "$SCRATCH/opt.txt" -i "$data" --pid 2147483647 -o "$OUTD/none-merge" &&
+	err_names "merge --pid 2147483647" "no samples match" "samples by pid: $pid (" && err_lines "merge --pid 2147483647" 1
+expect_exit 2 "merge --threads --no-threads" "$PERFSPY" merge --pyspy "$SCRATCH/opt.txt" -i "$data" --threads --no-threads &&
+	err_lines "merge --threads --no-threads" 1
+
+# Options for perf.data given with folded input: a warning naming them.
+expect_exit 0 "convert folded --pid --threads" "$PERFSPY" convert -i "$SCRATCH/opt.txt" --pid 5 --threads -o "$SCRATCH/fold2.txt" &&
+	err_names "convert folded --pid --threads" "folded stacks" "--pid" "--threads"
+expect_exit 0 "convert missing --symfs" "$PERFSPY" convert -i "$data" --symfs "$SCRATCH/nodir" -o /dev/null &&
+	err_names "convert missing --symfs" "--symfs $SCRATCH/nodir" "No such file"
+for opt in --buildid-dir --perf-map-dir; do
+	expect_exit 0 "info $opt missing" "$PERFSPY" info "$data" $opt "$SCRATCH/nodir" &&
+		err_names "info $opt missing" "$opt $SCRATCH/nodir"
+done
+
+# Output files: 0666 & ~umask as any tool creates them; a symlink -o is
+# written through, its target replaced (issue 15).
+for mask in 022 002 077; do
+	rm -f "$SCRATCH/mode.txt"
+	(umask $mask && "$PERFSPY" convert -q -i "$data" -o "$SCRATCH/mode.txt")
+	got=$(stat -c %a "$SCRATCH/mode.txt")
+	want=$(printf '%o' $((0666 & ~0$mask)))
+	if [ "$got" = "$want" ]; then
+		pass "umask $mask: output mode $got"
+	else
+		fail "umask $mask: output mode $got, want $want"
+	fi
+done
+mkdir "$SCRATCH/real"
+echo old >"$SCRATCH/real/target.txt"
+ln -s real/target.txt "$SCRATCH/link.txt"
+expect_exit 0 "convert -o SYMLINK" "$PERFSPY" convert -q -i "$data" -o "$SCRATCH/link.txt"
+if [ -L "$SCRATCH/link.txt" ] && cmp -s "$SCRATCH/real/target.txt" "$SCRATCH/opt.txt" &&
+	[ "$(find "$SCRATCH/real" -type f | wc -l)" -eq 1 ]; then
+	pass "-o SYMLINK: the link stays, its target holds the output, no temporary left"
+else
+	fail "-o SYMLINK: link $([ -L "$SCRATCH/link.txt" ] && echo kept || echo replaced), target: $(head -c 100 "$SCRATCH/real/target.txt")"
+fi
+ln -s real/new.txt "$SCRATCH/dangling.txt"
+expect_exit 0 "convert -o DANGLING-SYMLINK" "$PERFSPY" convert -q -i "$data" -o "$SCRATCH/dangling.txt"
+if [ -L "$SCRATCH/dangling.txt" ] && cmp -s "$SCRATCH/real/new.txt" "$SCRATCH/opt.txt"; then
+	pass "-o dangling symlink: creates its target"
+else
+	fail "-o dangling symlink: link $([ -L "$SCRATCH/dangling.txt" ] && echo kept || echo replaced)"
+fi
+
 # Success paths exit 0; -q keeps stderr empty.
 expect_exit 0 "convert -q" "$PERFSPY" convert -q -i "$data" -o "$OUTD/ok.out"
 if [ -s "$SCRATCH/err" ]; then

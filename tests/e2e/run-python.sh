@@ -290,6 +290,18 @@ print(d["unwound"], d["unwound_to_root"], d["unwound_cut"], d["unwound_lost"])' 
 	else
 		fail "$what: C-leaf stacks with _PyEval_EvalFrameDefault: $n with --keep-interpreter (want > 0), $m without (want 0)"
 	fi
+	# Thread roots as py-spy raw has them (issue 15): a stack with Python
+	# frames starts at its outermost one (`_bootstrap (threading.py:N)`
+	# for a thread), no clone3;start_thread;thread_run above it;
+	# --keep-interpreter keeps them.
+	read -r n m < <(root_python "$out")
+	read -r a b < <(root_python "$out.keep")
+	if [ "$n" -gt 0 ] && [ "$m" -eq 0 ] && [ "$b" -gt 0 ] &&
+		grep -q '^thread ([0-9]*)[^;]*;_bootstrap (threading.py:[0-9]*);' "$out"; then
+		pass "$what: all $n stacks with Python frames start at a Python frame (_bootstrap for threads); --keep-interpreter: $b of $a start natively"
+	else
+		fail "$what: $m of $n stacks with Python frames start with a native frame (want 0), $b of $a with --keep-interpreter (want > 0): $(grep '_bootstrap (threading' "$out" | grep -v '^thread ([0-9]*)[^;]*;_bootstrap' | head -1 | cut -c1-300)"
+	fi
 	if grep -q ";method ($WL:$L_method);deeper ($WL:$L_deeper);" "$out.full"; then
 		pass "$what: --full-filenames: method ($WL:$L_method)"
 	else
@@ -307,6 +319,24 @@ print(d["unwound"], d["unwound_to_root"], d["unwound_cut"], d["unwound_lost"])' 
 		fi
 	fi
 	rm -f "$SCRATCH/$tag.data"   # about 250 MB each
+}
+
+# root_python FILE: "N M": N stacks of FILE (with thread roots) hold a
+# Python frame, M of them have a non-Python frame first under the root.
+root_python() {
+	"$PY" - "$1" <<'PYEOF'
+import re, sys
+py = re.compile(r"\(([^()]*\.pyw?|<[^<>]*>)(:[0-9]+)?\)$")
+n = m = 0
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    frames = line.rstrip("\n").rsplit(" ", 1)[0].split(";")
+    if frames and frames[0].startswith("thread ("):
+        frames = frames[1:]
+    if any(py.search(f) for f in frames):
+        n += 1
+        m += not py.search(frames[0])
+print(n, m)
+PYEOF
 }
 
 # check_fp TAG PYTHON: the -g run; perfspy must not be worse than perf script.

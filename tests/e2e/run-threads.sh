@@ -113,12 +113,16 @@ for n in ps-alpha:alpha_work ps-beta:beta_work ps-gamma:gamma_work; do
 	fi
 	check_only "$SCRATCH/comm-$name" "--comm $name" "$work"
 done
-convert "$SCRATCH/comm-none" -i "$data" --comm no-such-comm &&
-	if [ "$(total "$SCRATCH/comm-none")" -eq 0 ]; then
-		pass "--comm no-such-comm: empty output"
-	else
-		fail "--comm no-such-comm: $(total "$SCRATCH/comm-none") samples"
-	fi
+# A filter matching nothing is an error (issue 15): exit 1, no output
+# file, and the message names the thread names the file does hold.
+rc=0
+"$PERFSPY" convert -i "$data" --comm no-such-comm -o "$SCRATCH/comm-none" 2>"$SCRATCH/comm-none.err" || rc=$?
+if [ "$rc" -eq 1 ] && [ ! -e "$SCRATCH/comm-none" ] &&
+	grep -q 'no samples match --comm .no-such-comm.*by thread name: .*ps-alpha' "$SCRATCH/comm-none.err"; then
+	pass "--comm no-such-comm: exit 1, no output, names the file's threads"
+else
+	fail "--comm no-such-comm: exit $rc, output $([ -e "$SCRATCH/comm-none" ] && echo left || echo none): $(head -c 300 "$SCRATCH/comm-none.err")"
+fi
 
 # --pid: the whole process is every sample; a foreign pid selects nothing.
 convert "$SCRATCH/pid" -i "$data" --pid "${tid[main]}" &&
@@ -127,12 +131,14 @@ convert "$SCRATCH/pid" -i "$data" --pid "${tid[main]}" &&
 	else
 		fail "--pid ${tid[main]}: $(total "$SCRATCH/pid") samples, want all $nall"
 	fi
-convert "$SCRATCH/pid-none" -i "$data" --pid 1 &&
-	if [ "$(total "$SCRATCH/pid-none")" -eq 0 ]; then
-		pass "--pid 1: empty output"
-	else
-		fail "--pid 1: $(total "$SCRATCH/pid-none") samples"
-	fi
+rc=0
+"$PERFSPY" convert -i "$data" --pid 1 -o "$SCRATCH/pid-none" 2>"$SCRATCH/pid-none.err" || rc=$?
+if [ "$rc" -eq 1 ] && [ ! -e "$SCRATCH/pid-none" ] &&
+	grep -q "no samples match --pid 1; samples by pid: ${tid[main]} ($nall)" "$SCRATCH/pid-none.err"; then
+	pass "--pid 1: exit 1, no output, names pid ${tid[main]} with its $nall samples"
+else
+	fail "--pid 1: exit $rc, output $([ -e "$SCRATCH/pid-none" ] && echo left || echo none): $(head -c 300 "$SCRATCH/pid-none.err")"
+fi
 
 # Filters combine with --threads.
 t=${tid[ps-beta]}

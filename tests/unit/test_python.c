@@ -515,6 +515,10 @@ static void test_interpreter(void)
 	T(py_is_interpreter_frame("__clone3", "/lib/x86_64-linux-gnu/libc.so.6"));
 	T(py_is_interpreter_frame("__GI___clone3", "/lib/x86_64-linux-gnu/libc.so.6"));
 	T(py_is_interpreter_frame("__clone", "/lib64/libc-2.17.so"));
+	/* DWARF's names of the same entry points (clone3.S). */
+	T(py_is_interpreter_frame("clone3", "/lib/x86_64-linux-gnu/libc.so.6"));
+	T(py_is_interpreter_frame("clone", "/lib/x86_64-linux-gnu/libc.so.6"));
+	T(!py_is_interpreter_frame("clone3", "/usr/bin/myprog"));
 	T(py_is_interpreter_frame("start_thread", "/lib/x86_64-linux-gnu/libc.so.6"));
 	T(py_is_interpreter_frame("start_thread", "/lib64/libpthread.so.0"));
 	T(py_is_interpreter_frame("_start", "/lib64/ld-linux-x86-64.so.2"));

@@ -291,6 +291,26 @@ static void test_rules(void)
 	T_EQ_INT(cat_samples(r, "other native"), 100 - 5 - 45 - 10 - 16 - 10 - 10);
 	T_EQ_INT(cat_samples(r, "CUDA launch"), UINT64_MAX); /* not a category now */
 	perfspy_report__free(r);
+	/* Trailing comments (issue 15): the same rules with `# notes` after
+	 * them give the same counts; a '#' inside a pattern stays in it. */
+	T_EQ_INT(with_rules(f,
+			    "  ext : lib ext.c  # the extension\n"
+			    "driver: leaf lib libcuda.so*\t# leaf only\n"
+			    "launch: func cudaLaunch* #\n"
+			    "sys: kernel    # any kernel frame\n"
+			    "mem: frame malloc (libc.so.6) # whole frame\n"
+			    "never: func x#y\n", &lb, &r), 0);
+	T_EQ_INT(cat_samples(r, "ext"), 5);
+	T_EQ_INT(cat_samples(r, "driver"), 45);
+	T_EQ_INT(cat_samples(r, "launch"), 10);
+	T_EQ_INT(cat_samples(r, "sys"), 5 + 1 + 5 + 5);
+	T_EQ_INT(cat_samples(r, "mem"), 10);
+	T_EQ_INT(cat_samples(r, "never"), 0);
+	perfspy_report__free(r);
+	/* A '#' with a blank before it is a comment even after `kernel`. */
+	T_EQ_INT(with_rules(f, "a: func x # b: kernel\n", &lb, &r), 0);
+	T_EQ_INT(cat_samples(r, "b"), UINT64_MAX);
+	perfspy_report__free(r);
 	/* No rules at all: only the two implicit categories. */
 	T_EQ_INT(with_rules(f, "", &lb, &r), 0);
 	T_EQ_INT(cat_samples(r, "other native"), 90);
