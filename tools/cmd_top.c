@@ -421,7 +421,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 	double *dst;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+p:r:i:d:tn:qvh", top_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:r:i:d:tn:qvh", top_opts, NULL)) != -1) {
 		long v;
 
 		switch (c) {
@@ -456,7 +456,7 @@ static int parse_args(int argc, char **argv, struct top_args *a)
 		case 'q': a->quiet = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': top_usage(stdout); return 0;
-		default: top_usage(stderr); return 2;
+		default: return cli_usage_error("top", c, argv);
 		}
 	}
 	if (optind < argc)
