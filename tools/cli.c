@@ -755,3 +755,47 @@ void cli_filter_empty(struct perfspy_session *s, const char *name,
 	free(pids);
 	free(comms);
 }
+
+/* perf_event_open said no: why, and the fixes (record and top). */
+static void record_permission_message(int err)
+{
+	char paranoid[32] = "";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+
+	if (f) {
+		if (!fgets(paranoid, (int)sizeof(paranoid), f))
+			paranoid[0] = '\0';
+		fclose(f);
+		paranoid[strcspn(paranoid, "\n")] = '\0';
+	}
+	cli_err("not allowed to sample (perf_event_open: %s; kernel.perf_event_paranoid = %s).\n"
+		"  Fix: run as root, or give perfspy CAP_PERFMON (Linux 5.8+; CAP_SYS_ADMIN\n"
+		"  before): sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v perfspy),\n"
+		"  or allow user-space sampling of your own processes:\n"
+		"  sudo sysctl kernel.perf_event_paranoid=1. In a container, perf_event_open\n"
+		"  must be allowed too (docker: --cap-add PERFMON, or a seccomp profile\n"
+		"  that permits it).",
+		strerror(-err), *paranoid ? paranoid : "?");
+}
+
+int cli_record_start(const struct perfspy_record_opts *ro, const char *verb,
+		     struct perfspy_record **rec)
+{
+	char msg[256];
+	int err = perfspy_record__start(ro, rec);
+
+	if (!err)
+		return 0;
+	if (err == -EACCES || err == -EPERM) {
+		record_permission_message(err);
+		return -1;
+	}
+	perfspy_strerror(err, msg, sizeof(msg));
+	if (err == -ESRCH)
+		cli_err("no process %d", ro->pid);
+	else if (ro->argv)
+		cli_err("cannot %s '%s': %s", verb, ro->argv[0], msg);
+	else
+		cli_err("cannot %s pid %d: %s", verb, ro->pid, msg);
+	return -1;
+}

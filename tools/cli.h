@@ -138,7 +138,10 @@ int cmd_combine(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
-/* cmd_record.c: why perf_event_open said no, and the fixes (also top). */
-void record_permission_message(int err);
+/* perfspy_record__start(@ro) for record and top: on failure one message
+ * (`cannot VERB 'CMD': ...`, no such pid, or not allowed with the fixes)
+ * and -1. */
+int cli_record_start(const struct perfspy_record_opts *ro, const char *verb,
+		     struct perfspy_record **rec);
 
 #endif

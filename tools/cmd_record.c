@@ -240,21 +240,6 @@ static char *default_output(const struct rec_args *a, int fmt, int pid)
 	return out;
 }
 
-void record_permission_message(int err)
-{
-	char paranoid[32];
-
-	read_line("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid));
-	cli_err("not allowed to sample (perf_event_open: %s; kernel.perf_event_paranoid = %s).\n"
-		"  Fix: run as root, or give perfspy CAP_PERFMON (Linux 5.8+; CAP_SYS_ADMIN\n"
-		"  before): sudo setcap cap_perfmon,cap_sys_ptrace+ep $(command -v perfspy),\n"
-		"  or allow user-space sampling of your own processes:\n"
-		"  sudo sysctl kernel.perf_event_paranoid=1. In a container, perf_event_open\n"
-		"  must be allowed too (docker: --cap-add PERFMON, or a seccomp profile\n"
-		"  that permits it).",
-		strerror(-err), *paranoid ? paranoid : "?");
-}
-
 static int start(const struct rec_args *a, struct cli_out *save,
 		 struct perfspy_record **rec)
 {
@@ -273,23 +258,8 @@ static int start(const struct rec_args *a, struct cli_out *save,
 		.save_fd = save->f ? fileno(save->f) : -1,
 		.idle = a->idle,
 	);
-	char msg[256];
-	int err = perfspy_record__start(&ro, rec);
 
-	if (!err)
-		return 0;
-	if (err == -EACCES || err == -EPERM) {
-		record_permission_message(err);
-		return -1;
-	}
-	perfspy_strerror(err, msg, sizeof(msg));
-	if (err == -ESRCH)
-		cli_err("no process %d", a->pid);
-	else if (a->argv)
-		cli_err("cannot record '%s': %s", a->argv[0], msg);
-	else
-		cli_err("cannot record pid %d: %s", a->pid, msg);
-	return -1;
+	return cli_record_start(&ro, "record", rec);
 }
 
 struct thr_row {

@@ -481,23 +481,8 @@ static int start(const struct top_args *a, struct perfspy_record **rec)
 		.duration_ms = (uint64_t)(a->duration * 1000.0 + 0.5),
 		.idle = a->idle,
 	);
-	char msg[256];
-	int err = perfspy_record__start(&ro, rec);
 
-	if (!err)
-		return 0;
-	if (err == -EACCES || err == -EPERM) {
-		record_permission_message(err);
-		return -1;
-	}
-	perfspy_strerror(err, msg, sizeof(msg));
-	if (err == -ESRCH)
-		cli_err("no process %d", a->pid);
-	else if (a->argv)
-		cli_err("cannot run '%s': %s", a->argv[0], msg);
-	else
-		cli_err("cannot sample pid %d: %s", a->pid, msg);
-	return -1;
+	return cli_record_start(&ro, "sample", rec);
 }
 
 /* The display loop: until q, a signal, or the end of the stream. */
