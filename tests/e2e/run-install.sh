@@ -11,9 +11,13 @@ trap 'rm -rf "$SCRATCH"' EXIT
 dest=$SCRATCH/root
 prefix=/usr/local
 
+# The version the Makefile builds (its VERSION_* lines), not one written here.
+ver=$(sed -n 's/^VERSION_\(MAJOR\|MINOR\|PATCH\) := //p' "$TOP/Makefile" | paste -sd.)
+case $ver in [0-9]*.[0-9]*.[0-9]*) ;; *) die "no VERSION_MAJOR/MINOR/PATCH in the Makefile ($ver)" ;; esac
+
 make -s -C "$TOP" O="$O" install DESTDIR="$dest" PREFIX=$prefix >"$SCRATCH/install.log" 2>&1 ||
 	die "make install failed: $(tail -3 "$SCRATCH/install.log")"
-for f in bin/perfspy include/perfspy.h lib/libperfspy.so.0.2.0 lib/libperfspy.so.0 \
+for f in bin/perfspy include/perfspy.h lib/libperfspy.so.$ver lib/libperfspy.so.0 \
 	lib/libperfspy.so lib/libperfspy.a lib/pkgconfig/perfspy.pc; do
 	[ -e "$dest$prefix/$f" ] && pass "installed $f" || fail "missing $f"
 done
@@ -23,10 +27,10 @@ if [ -f "$O/perfspy-dlfilter.so" ]; then
 		pass "installed lib/perfspy/perfspy-dlfilter.so" ||
 		fail "missing lib/perfspy/perfspy-dlfilter.so"
 fi
-soname=$(readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+soname=$(readelf -d "$dest$prefix/lib/libperfspy.so.$ver" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libperfspy.so.0 ] && pass "soname $soname" || fail "soname '$soname'"
 
-(cd "$TOP" && scripts/check-abi.sh "$O/libperfspy.so.0.2.0" libperfspy.map) >"$SCRATCH/abi.log" 2>&1 &&
+(cd "$TOP" && scripts/check-abi.sh "$O/libperfspy.so.$ver" libperfspy.map) >"$SCRATCH/abi.log" 2>&1 &&
 	pass "$(cat "$SCRATCH/abi.log")" || fail "check-abi: $(cat "$SCRATCH/abi.log")"
 
 echo '#include <perfspy.h>' >"$SCRATCH/h.c"
@@ -66,8 +70,8 @@ flags=$(PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --cflags 
 	die "pkg-config perfspy: $flags"
 # A sanitizer build of the library needs its runtime in the consumer too.
 san=
-readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | grep -q 'libasan' && san="-fsanitize=address,undefined"
-readelf -d "$dest$prefix/lib/libperfspy.so.0.2.0" | grep -q 'libubsan' && [ -z "$san" ] && san="-fsanitize=undefined"
+readelf -d "$dest$prefix/lib/libperfspy.so.$ver" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+readelf -d "$dest$prefix/lib/libperfspy.so.$ver" | grep -q 'libubsan' && [ -z "$san" ] && san="-fsanitize=undefined"
 # shellcheck disable=SC2086 # $san and $flags are word lists
 cc $san -o "$SCRATCH/use" "$SCRATCH/use.c" $flags -Wl,-rpath,"$dest$prefix/lib" 2>"$SCRATCH/cc.log" &&
 	pass "a consumer builds with pkg-config --cflags --libs perfspy" ||
