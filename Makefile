@@ -119,6 +119,10 @@ $(O)/obj/%.o: libconv/%.c $(LIB_HDRS) include/perfspy.h $(LIBPERF_STAMP)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The version is compiled into errors.c (perfspy_version_string): a bump
+# of VERSION_* must rebuild it.
+$(O)/obj/common/errors.o: Makefile
+
 $(O)/tools/%.o: tools/%.c $(wildcard tools/*.h) include/perfspy.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D) && $(CC) $(REQ_CFLAGS) $(CFLAGS) -c $< -o $@
