@@ -689,7 +689,8 @@ static size_t list_keys(char *buf, size_t size, size_t k, struct held_key *keys,
 {
 	size_t i;
 
-	qsort(keys, n, sizeof(*keys), by_samples);
+	if (n) /* qsort's array may not be NULL, even for 0 elements */
+		qsort(keys, n, sizeof(*keys), by_samples);
 	for (i = 0; i < n && i < 5 && k < size; i++) {
 		if (comms)
 			k += (size_t)snprintf(buf + k, size - k, "%s%s (%llu)", i ? ", " : "",

@@ -380,7 +380,8 @@ static void print_unmatched(struct perfspy_folder *um, uint64_t total, unsigned 
 		v[n].text = line;
 		v[n++].n = strtoull(sp + 1, NULL, 10);
 	}
-	qsort(v, n, sizeof(*v), cmp_skel);
+	if (n) /* qsort's array may not be NULL, even for 0 elements */
+		qsort(v, n, sizeof(*v), cmp_skel);
 	if (n)
 		fprintf(stderr, "%s: merge: top unmatched Python skeletons (root first):\n",
 			cli_prog);

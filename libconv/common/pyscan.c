@@ -65,7 +65,8 @@ void py_tab_finalize(struct deftab *t)
 {
 	size_t i, k = 0;
 
-	qsort_r(t->defs, t->n, sizeof(*t->defs), cmp_def, t->str);
+	if (t->n > 1) /* and defs may be NULL when there are none */
+		qsort_r(t->defs, t->n, sizeof(*t->defs), cmp_def, t->str);
 	for (i = 0; i < t->n; i++) {
 		if (k && !strcmp(t->str + t->defs[k - 1].off,
 				 t->str + t->defs[i].off)) {

@@ -98,6 +98,17 @@ sys.exit(0 if sys.version_info[:2] == tuple(map(int, sys.argv[1].split("."))) an
 		printf '%s\n' "$cand"
 }
 
+# need_live_py312 (run-record, run-idle, run-top): $PY12, a CPython 3.12
+# with perf trampolines (find_python), and `perfspy record` able to sample
+# here; else skip (a failure under CI=true). Needs scratch.
+need_live_py312() {
+	PY12=$(find_python 3.12)
+	[ -n "$PY12" ] || skip "no CPython 3.12 with perf trampolines (set PY312)"
+	if ! "$PERFSPY" record -q -f raw -o "$SCRATCH/probe" -- true 2>"$SCRATCH/probe.err"; then
+		skip "perfspy record cannot sample here: $(head -1 "$SCRATCH/probe.err")"
+	fi
+}
+
 need_python() {
 	[ -n "$PY" ] || die "python3 not found (linux-perf depends on it)"
 }

@@ -66,6 +66,25 @@ while [ -e "/proc/$pid" ]; do sleep 0.1; done
 echo "thread (${pid}): MainThread;<module> (train.py:47);main (train.py:38);step (train.py:27) 1" >"$out"
 SHIM
 chmod +x "$BIN/py-spy"
+# A dlfilter built with sanitizers (make asan) loads into perf, which has no
+# sanitizer runtime: as in run-plugin.sh, `perf script` gets the runtime
+# first (LD_PRELOAD), and perf's own allocations are not ours to leak-check.
+realperf=$(command -v "$PERF") || die "perf not found"
+san=
+if readelf -d "$O/perfspy-dlfilter.so" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
+	san="LD_PRELOAD=$(${CC:-gcc} -print-file-name=libasan.so) ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+elif readelf -d "$O/perfspy-dlfilter.so" 2>/dev/null | grep -q 'NEEDED.*libubsan'; then
+	san="LD_PRELOAD=$(${CC:-gcc} -print-file-name=libubsan.so)"
+fi
+if [ -n "$san" ]; then
+	cat >"$BIN/perf" <<SHIM
+#!/usr/bin/env bash
+# perf, with the sanitizer runtime first for perf script (tests/e2e/run-readme.sh).
+[ "\${1:-}" = script ] && exec env $san "$realperf" "\$@"
+exec "$realperf" "\$@"
+SHIM
+	chmod +x "$BIN/perf"
+fi
 export PATH=$BIN:$PATH TRAIN_SECONDS=2
 unset DEBUGINFOD_URLS
 

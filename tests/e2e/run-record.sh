@@ -32,21 +32,7 @@ WL=$PYSRC/workload.py
 RUN_S=${REC_SECONDS:-2}
 MIN_RATE=90	# share of C-leaf samples whose stack holds the whole chain
 
-find_py312() {
-	local p
-	[ -n "${PY312:-}" ] && { echo "$PY312"; return; }
-	for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 \
-		/root/.pyenv/versions/3.12.*/bin/python3.12 "$(command -v python3.12)"; do
-		[ -x "$p" ] && { echo "$p"; return; }
-	done
-}
-PY12=$(find_py312)
-[ -n "$PY12" ] || skip "no CPython 3.12 (set PY312)"
-"$PY12" -c 'import sysconfig, sys; sys.exit(0 if sysconfig.get_config_var("PY_HAVE_PERF_TRAMPOLINE") else 1)' ||
-	skip "$PY12 has no perf trampolines"
-if ! "$PERFSPY" record -q -f raw -o "$SCRATCH/probe" -- true 2>"$SCRATCH/probe.err"; then
-	skip "perfspy record cannot sample here: $(head -1 "$SCRATCH/probe.err")"
-fi
+need_live_py312
 
 (cd "$PYSRC" && ${CC:-cc} -O2 -g -fomit-frame-pointer -shared -fPIC \
 	-o "$SCRATCH/libwork.so" libwork.c) || die "cannot build libwork.so"

@@ -24,19 +24,7 @@ command -v tmux >/dev/null || skip "no tmux (scripts/install-deps.sh installs it
 PYSRC=$E2E_SRC/py
 WL=$PYSRC/workload.py
 
-find_py312() {
-	local p
-	[ -n "${PY312:-}" ] && { echo "$PY312"; return; }
-	for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 \
-		/root/.pyenv/versions/3.12.*/bin/python3.12 "$(command -v python3.12)"; do
-		[ -x "$p" ] && { echo "$p"; return; }
-	done
-}
-PY12=$(find_py312)
-[ -n "$PY12" ] || skip "no CPython 3.12 (set PY312)"
-if ! "$PERFSPY" record -q -f raw -o "$SCRATCH/probe" -- true 2>"$SCRATCH/probe.err"; then
-	skip "perfspy record cannot sample here: $(head -1 "$SCRATCH/probe.err")"
-fi
+need_live_py312
 (cd "$PYSRC" && ${CC:-cc} -O2 -g -fomit-frame-pointer -shared -fPIC \
 	-o "$SCRATCH/libwork.so" libwork.c) || die "cannot build libwork.so"
 
