@@ -259,9 +259,17 @@ struct perfspy_convert_opts {
 	 * (their period), is then in milliseconds (the write option
 	 * milliseconds says so in the output). */
 	bool idle;
+	/* issue 16 (docs/design.md §6.4): threads for the conversion. 0 or
+	 * 1 converts on the calling thread; N > 1 splits the samples by
+	 * thread over up to N sessions on the same file, each on a thread
+	 * of its own, and adds up their stacks: the folder ends up as one
+	 * pass would leave it (the output is byte-identical). A stream, a
+	 * file of the other byte order, @idle and a folder keeping a
+	 * timeline convert on the calling thread. */
+	int jobs;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field idle
+#define perfspy_convert_opts__last_field jobs
 
 /*
  * Read every record of the session, keep statistics (see

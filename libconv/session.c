@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +98,19 @@ struct perfspy_session {
 	bool idle;
 	struct offcpu off;
 	bool idle_checked;
+
+	/* -j N (issue 16, docs/design.md §6.4): what a worker session is
+	 * opened with (the open options), and during a split conversion the
+	 * owner of each thread (tid -> session index; NULL: this session
+	 * folds every sample), this session's index, and the flag that
+	 * stops the workers when the pass fails. */
+	char *o_symfs, *o_buildid_dir, *o_kallsyms;
+	bool o_no_debuginfod;
+	const struct idmap *owner;
+	u32 job;
+	int *stop;
+	struct idmap *scan_tids; /* count_samples: samples per tid here */
+	bool scanned;
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -122,9 +136,21 @@ static int session_new(const struct perfspy_open_opts *opts,
 	so.buildid_dir = OPTS_GET(opts, buildid_dir, NULL);
 	so.kallsyms = OPTS_GET(opts, kallsyms, NULL);
 	so.no_debuginfod = OPTS_GET(opts, no_debuginfod, false);
+	s->o_no_debuginfod = so.no_debuginfod;
+	if ((so.symfs && !(s->o_symfs = strdup(so.symfs))) ||
+	    (so.buildid_dir && !(s->o_buildid_dir = strdup(so.buildid_dir))) ||
+	    (so.kallsyms && !(s->o_kallsyms = strdup(so.kallsyms)))) {
+		free(s->o_symfs);
+		free(s->o_buildid_dir);
+		free(s);
+		return -ENOMEM;
+	}
 	so.log = &s->log;
 	err = sym_ctx_new(&so, &s->sym);
 	if (err) {
+		free(s->o_symfs);
+		free(s->o_buildid_dir);
+		free(s->o_kallsyms);
 		free(s);
 		return err;
 	}
@@ -283,6 +309,9 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 	offcpu_free(&s->off);
 	free(s->sel_also);
 	free(s->perf_map_dir);
+	free(s->o_symfs);
+	free(s->o_buildid_dir);
+	free(s->o_kallsyms);
 	free(s->path);
 	free(s);
 }
@@ -507,11 +536,13 @@ static bool is_sched_switch(const struct rd_evsel *ev)
 }
 
 /* Samples per event, for the default choice: a pass over the records
- * that decodes nothing but each sample's event. Its messages are dropped
- * (the real pass repeats them); so is an error, which the real pass
- * meets again. */
+ * that decodes nothing but each sample's event (and, with s->scan_tids,
+ * its thread: -j N's split). Its messages are dropped (the real pass
+ * repeats them); so is an error, which the real pass meets again. */
 static int count_samples(struct perfspy_session *s)
 {
+	struct rec_sample smp;
+	u64 *c;
 	int level = s->log.level, r;
 	bool truncated = s->rd.truncated;
 	u64 truncated_at = s->rd.truncated_at, advised = s->rd.advised, n = 0;
@@ -526,10 +557,20 @@ static int count_samples(struct perfspy_session *s)
 			last = rec.offset;
 			rd_release_before(&s->rd, rec.offset);
 		}
-		if (hdr_type(rec.hdr) == PERF_RECORD_SAMPLE &&
-		    (ev = rd_evsel_of(&s->rd, rec.hdr)))
-			ev->nr_samples++;
+		if (hdr_type(rec.hdr) != PERF_RECORD_SAMPLE ||
+		    !(ev = rd_evsel_of(&s->rd, rec.hdr)))
+			continue;
+		ev->nr_samples++;
+		if (!s->scan_tids || rec_parse_sample(ev, rec.hdr, &smp))
+			continue;
+		if (!(c = idmap_put(s->scan_tids, smp.tid))) {
+			r = -ENOMEM;
+			break;
+		}
+		++*c;
 	}
+	if (s->scan_tids)
+		s->scanned = true;
 	s->log.level = level;
 	/* The reader warns of a cut record once: in the real pass. */
 	s->rd.truncated = truncated;
@@ -909,6 +950,14 @@ static void pick_arch(struct perfspy_session *s, const struct rec_sample *smp)
 	s->arch_set = true;
 }
 
+/* The session that folds thread @tid's samples in a split conversion. */
+static u32 job_of(const struct perfspy_session *s, u32 tid)
+{
+	const u64 *v = s->owner ? idmap_get(s->owner, tid) : NULL;
+
+	return v ? (u32)*v : 0;
+}
+
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
@@ -936,6 +985,10 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	}
 	if (!s->arch_set)
 		pick_arch(s, &smp);
+	/* -j N: a worker skips what another session folds; the main session
+	 * (job 0) keeps every sample's statistics. */
+	if (s->job && job_of(s, smp.tid) != s->job)
+		return 0;
 	if (smp.has_time && smp.time) {
 		if (!s->time_first || smp.time < s->time_first)
 			s->time_first = smp.time;
@@ -965,6 +1018,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return 0;
 	}
 	s->stats.samples_kept++;
+	if (s->owner && job_of(s, smp.tid) != s->job)
+		return 0;
 	return fold_sample(s, ev, &smp, t,
 			   OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
 			   smp.period : 1);
@@ -1141,6 +1196,10 @@ static int run_pass(struct perfspy_session *s)
 			last_check = rec.offset;
 			if ((err = report_progress(s)))
 				break;
+			if (s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED)) {
+				err = -PERFSPY_E_INTERRUPTED;
+				break;
+			}
 			rd_release_before(&s->rd, keep < rec.offset ? keep : rec.offset);
 		}
 		if (type == REC_FINISHED_ROUND) {
@@ -1215,12 +1274,315 @@ static int start_stacks(struct perfspy_session *s,
 	return err;
 }
 
+/* The pass itself, on the session's own state. */
+static int one_pass(struct perfspy_session *s)
+{
+	int err;
+
+	reset_pass(s);
+	err = load_build_ids(s);
+	if (!err)
+		err = start_stacks(s, s->copts);
+	if (!err)
+		err = run_pass(s);
+	if (!err && s->idle)
+		err = idle_finish(s);
+	return err;
+}
+
+/* ------------------------------------------------------------- -j N */
+
+/*
+ * -j N (issue 16, docs/design.md §6.4): the samples are split by thread
+ * over N sessions on the same mapped input, each on its own thread. Every
+ * session reads every record, so its machine model (maps, threads, perf
+ * maps) is what one pass would have at each sample, and folds only the
+ * samples of its threads; the main session (job 0) also keeps every
+ * sample's statistics. The workers' folders, frame tables and frame
+ * counts are then added to the main session's: the writers print stacks
+ * by their text (fold_sorted), so the output is the bytes of one pass.
+ * Threads, not sample ranges, are split: a thread's callchains repeat,
+ * so each session's callchain cache keeps its hit rate.
+ */
+struct job_msg {
+	int level;
+	char *text;
+};
+
+struct job {
+	struct perfspy_session *s;
+	struct perfspy_folder *folder;
+	struct perfspy_convert_opts opts; /* the caller's, without progress */
+	pthread_t th;
+	bool running;
+	int err;
+	struct job_msg *msgs; /* replayed after the pass, once each */
+	size_t nr_msgs, cap_msgs;
+};
+
+/* What can be split: a file read in place (mapped or a buffer, native
+ * byte order), folded into a folder without a timeline, not --idle (its
+ * off-CPU stretches follow switch records across threads). */
+static bool can_split(const struct perfspy_session *s)
+{
+	return s->folder && s->rd.mem && s->rd.fd < 0 && !s->rd.pipe_mode &&
+	       !s->rd.swapped && !s->idle && !fold_timeline_on(s->folder);
+}
+
+static void job_log(void *ctx, int level, const char *msg)
+{
+	struct job *j = ctx;
+	char *t = strdup(msg);
+
+	if (!t || ensure_mem((void **)&j->msgs, &j->cap_msgs, sizeof(*j->msgs),
+			     j->nr_msgs + 1)) {
+		free(t);
+		return; /* a lost message costs nothing else */
+	}
+	j->msgs[j->nr_msgs].level = level;
+	j->msgs[j->nr_msgs++].text = t;
+}
+
+/* The main session's log during a split pass: passed on, and remembered
+ * so the workers' copies of the same message are not said twice. */
+struct log_tee {
+	struct log_sink out;
+	struct strset seen;
+};
+
+static void tee_log(void *ctx, int level, const char *msg)
+{
+	struct log_tee *t = ctx;
+	u32 id;
+
+	(void)strset_add(&t->seen, msg, strlen(msg), &id);
+	if (t->out.fn)
+		t->out.fn(t->out.ctx, level, msg);
+}
+
+struct tid_load {
+	u32 tid;
+	u64 samples;
+};
+
+static int cmp_load(const void *a, const void *b)
+{
+	const struct tid_load *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/*
+ * Threads to sessions: the busiest thread first to the least loaded
+ * session (the first of equals), from the counting pass. Deterministic,
+ * and the main session gets the busiest thread. *@nr_jobs: sessions
+ * that got a thread (fewer threads than @n use fewer).
+ */
+static int assign_threads(struct perfspy_session *s, u32 n, struct idmap *owner,
+			  u32 *nr_jobs)
+{
+	struct tid_load *v;
+	size_t pos = 0, nr = 0, i;
+	u64 key, val, *o, load[256] = { 0 };
+	u32 k, best;
+	int err = 0;
+
+	if (!s->scanned) {
+		/* No default-event count ran (one event, or --event). */
+		err = count_samples(s);
+		for (i = 0; i < s->rd.nr_evsels; i++)
+			s->rd.evsels[i].nr_samples = 0;
+		if (err)
+			return err;
+	}
+	v = xreallocarray(NULL, s->scan_tids->tab.nr + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (idmap_next(s->scan_tids, &pos, &key, &val))
+		v[nr++] = (struct tid_load){ (u32)key, val };
+	qsort(v, nr, sizeof(*v), cmp_load);
+	*nr_jobs = nr < n ? (u32)nr : n;
+	for (i = 0; i < nr; i++) {
+		for (best = 0, k = 1; k < *nr_jobs; k++)
+			if (load[k] < load[best])
+				best = k;
+		load[best] += v[i].samples;
+		if (!(o = idmap_put(owner, v[i].tid))) {
+			err = -ENOMEM;
+			break;
+		}
+		*o = best;
+	}
+	free(v);
+	return err;
+}
+
+/* Worker session @k on @s's input, with @s's options and event choice. */
+static int job_open(struct perfspy_session *s, struct job *j, u32 k,
+		    const struct idmap *owner, int *stop)
+{
+	PERFSPY_OPTS(perfspy_open_opts, oo,
+		.log_fn = job_log,
+		.log_ctx = j,
+		.log_level = s->log.level,
+		.log_level_set = true,
+		.symfs = s->o_symfs,
+		.buildid_dir = s->o_buildid_dir,
+		.kallsyms = s->o_kallsyms,
+		.display_name = s->path,
+		.perf_map_dir = s->perf_map_dir,
+		.no_debuginfod = s->o_no_debuginfod);
+	struct perfspy_session *w;
+	size_t n = s->copts->sz < sizeof(j->opts) ? s->copts->sz : sizeof(j->opts);
+	int err;
+
+	memcpy(&j->opts, s->copts, n);
+	j->opts.sz = sizeof(j->opts);
+	j->opts.progress_fn = NULL;
+	err = perfspy_folder__new(&j->folder);
+	if (!err)
+		err = open_session(-1, s->rd.mem, s->rd.mem_len, &oo, s->path, &j->s);
+	if (err)
+		return err;
+	w = j->s;
+	w->owner = owner;
+	w->job = k;
+	w->stop = stop;
+	w->copts = &j->opts;
+	w->folder = j->folder;
+	w->sel_event = s->sel_event;
+	w->sel_twins = s->sel_twins;
+	if (s->nr_sel_also) {
+		w->sel_also = calloc(s->nr_sel_also, sizeof(*w->sel_also));
+		if (!w->sel_also)
+			return -ENOMEM;
+		memcpy(w->sel_also, s->sel_also, s->nr_sel_also * sizeof(*w->sel_also));
+		w->nr_sel_also = s->nr_sel_also;
+	}
+	return 0;
+}
+
+static void *job_main(void *arg)
+{
+	struct job *j = arg;
+
+	j->err = one_pass(j->s);
+	return NULL;
+}
+
+/* Add worker @j's stacks, frame tables and frame counts to @s's. */
+static int job_merge(struct perfspy_session *s, struct job *j)
+{
+	const struct perfspy_stats *w = &j->s->stats;
+	u32 *map;
+	int err;
+
+	err = fold_merge(s->folder, j->folder, &map);
+	if (err)
+		return err;
+	err = stk_merge(&s->stk, &j->s->stk, map);
+	free(map);
+	s->stats.frames += w->frames;
+	s->stats.frames_unknown += w->frames_unknown;
+	s->stats.frames_no_map += w->frames_no_map;
+	s->stats.stacks_truncated += w->stacks_truncated;
+	s->stats.frames_python += w->frames_python;
+	s->stats.frames_interpreter += w->frames_interpreter;
+	return err;
+}
+
+static void job_free(struct job *j)
+{
+	size_t i;
+
+	if (j->s)
+		j->s->folder = NULL;
+	perfspy_session__close(j->s);
+	perfspy_folder__free(j->folder);
+	for (i = 0; i < j->nr_msgs; i++)
+		free(j->msgs[i].text);
+	free(j->msgs);
+}
+
+static int convert_split(struct perfspy_session *s, u32 n)
+{
+	struct idmap owner = { 0 };
+	struct log_tee tee = { .out = s->log };
+	bool alone = false; /* no thread to be had: one pass after all */
+	struct job *jobs;
+	int stop = 0, err;
+	u32 k, nr = 0;
+	size_t i;
+
+	if (!s->scan_tids)
+		return -ENOMEM;
+	err = assign_threads(s, n, &owner, &nr);
+	if (err || nr < 2) {
+		idmap_free(&owner);
+		return err ? err : one_pass(s);
+	}
+	jobs = calloc(nr, sizeof(*jobs));
+	if (!jobs) {
+		idmap_free(&owner);
+		return -ENOMEM;
+	}
+	for (k = 1; !err && k < nr; k++)
+		err = job_open(s, &jobs[k], k, &owner, &stop);
+	for (k = 1; !err && k < nr; k++) {
+		if (pthread_create(&jobs[k].th, NULL, job_main, &jobs[k])) {
+			alone = true;
+			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		jobs[k].running = true;
+	}
+	strset_init(&tee.seen);
+	if (!err && !alone)
+		log_msg(&s->log, LOG_INFO, "%s: converting on %u threads, the recording's %zu threads split between them",
+			s->path, nr, s->scan_tids->tab.nr);
+	if (!err && !alone) {
+		s->owner = &owner;
+		s->job = 0;
+		s->log.fn = tee_log;
+		s->log.ctx = &tee;
+		err = one_pass(s);
+		s->log = tee.out;
+		s->owner = NULL;
+		if (err)
+			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	}
+	for (k = 1; k < nr; k++)
+		if (jobs[k].running)
+			pthread_join(jobs[k].th, NULL);
+	for (k = 1; !err && !alone && k < nr; k++)
+		err = jobs[k].err;
+	for (k = 1; !err && !alone && k < nr; k++)
+		err = job_merge(s, &jobs[k]);
+	/* The workers' messages, each said once, in session order. */
+	for (k = 1; !alone && k < nr; k++)
+		for (i = 0; i < jobs[k].nr_msgs; i++) {
+			const char *t = jobs[k].msgs[i].text;
+			u32 id;
+
+			if (strset_add(&tee.seen, t, strlen(t), &id) == 1 && s->log.fn)
+				s->log.fn(s->log.ctx, jobs[k].msgs[i].level, t);
+		}
+	strset_free(&tee.seen);
+	for (k = 1; k < nr; k++)
+		job_free(&jobs[k]);
+	free(jobs);
+	idmap_free(&owner);
+	return !err && alone ? one_pass(s) : err;
+}
+
 PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 					 const struct perfspy_convert_opts *opts,
 					 struct perfspy_folder *folder)
 {
 	size_t i;
-	int err;
+	int err, jobs;
 
 	if (!s)
 		return -EINVAL;
@@ -1240,6 +1602,11 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 	s->nr_sel_also = 0;
 	s->sel_valid = false;
 	s->sel_twins = false;
+	/* -j N: the default event's counting pass counts threads too. */
+	jobs = OPTS_GET(opts, jobs, 0);
+	s->scanned = false;
+	free(s->scan_tids);
+	s->scan_tids = jobs > 1 && can_split(s) ? calloc(1, sizeof(*s->scan_tids)) : NULL;
 	if (folder && !OPTS_GET(opts, event, NULL)) {
 		err = pick_default_event(s);
 		if (err)
@@ -1254,15 +1621,13 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 			OPTS_GET(opts, event, ""));
 		return -PERFSPY_E_NO_EVENT;
 	}
-	reset_pass(s);
-	err = load_build_ids(s);
-	if (!err)
-		err = start_stacks(s, opts);
-	if (err)
-		return err;
-	err = run_pass(s);
-	if (!err && s->idle)
-		err = idle_finish(s);
+	jobs = OPTS_GET(opts, jobs, 0);
+	if (jobs > 1 && can_split(s))
+		err = convert_split(s, jobs > 256 ? 256 : (u32)jobs);
+	else
+		err = one_pass(s);
+	free(s->scan_tids);
+	s->scan_tids = NULL;
 	s->passed = true;
 	s->sel_valid = folder && !err;
 	if (!err)

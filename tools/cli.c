@@ -142,6 +142,13 @@ void cli_check_dirs(const struct cli_common *c)
 				stat(dirs[i], &st) ? strerror(errno) : "not a directory");
 }
 
+int cli_default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
 int cli_parse_num(const char *s, const char *what, long min, long max, long *out)
 {
 	char *end;

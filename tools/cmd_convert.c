@@ -65,6 +65,9 @@ static void convert_usage(FILE *f)
 		"      --no-debuginfod   never fetch missing debug info from the servers in\n"
 		"                        $DEBUGINFOD_URLS (asked only when it is set;\n"
 		"                        $DEBUGINFOD_TIMEOUT [default here: 10 s])\n"
+		"  -j, --jobs N          threads converting, the samples split by thread;\n"
+		"                        the output is the same for every N [default: the\n"
+		"                        online CPUs]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -99,6 +102,7 @@ static const struct option convert_opts[] = {
 	{ "lineno", no_argument, NULL, O_LINENO },
 	{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 	{ "idle", no_argument, NULL, O_IDLE },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -170,7 +174,8 @@ int cmd_convert(int argc, char **argv)
 	int c, li = 0, err, ret = 1;
 	long v;
 
-	while ((c = getopt_long(argc, argv, ":i:o:f:qvh", convert_opts, &li)) != -1) {
+	co.jobs = cli_default_jobs();
+	while ((c = getopt_long(argc, argv, ":i:o:f:j:qvh", convert_opts, &li)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; in_set = true; break;
 		case 'o': out = optarg; break;
@@ -222,12 +227,17 @@ int cmd_convert(int argc, char **argv)
 		case O_LINENO: wo.lineno = true; break;
 		case O_NO_DEBUGINFOD: common.no_debuginfod = true; break;
 		case O_IDLE: co.idle = wo.milliseconds = true; break;
+		case 'j':
+			if (cli_parse_num(optarg, "jobs", 1, 256, &v))
+				return 2;
+			co.jobs = (int)v;
+			break;
 		case 'q': common.quiet = true; break;
 		case 'v': common.verbose++; break;
 		case 'h': convert_usage(stdout); return 0;
 		default: return cli_usage_error("convert", c, argv);
 		}
-		if (c != 'i' && c != 'o' && c != 'f' && c != 'q' && c != 'v' &&
+		if (c != 'i' && c != 'o' && c != 'f' && c != 'j' && c != 'q' && c != 'v' &&
 		    c != O_TITLE && nr_given < sizeof(given) / sizeof(given[0]))
 			given[nr_given++] = convert_opts[li].name;
 	}

@@ -480,3 +480,45 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 	*out = idx;
 	return 0;
 }
+
+/*
+ * Add every stack of @src to @dst (issue 16: the folders of -j N worker
+ * sessions, docs/design.md §6.4). The writers order stacks by their text,
+ * not by id or insertion (fold_sorted), so the merged folder writes the
+ * same bytes as one that saw every sample itself. *@map gets, per frame
+ * id of @src, its id in @dst (the caller frees it).
+ */
+int fold_merge(struct perfspy_folder *dst, const struct perfspy_folder *src, u32 **map)
+{
+	size_t i, n = fold_nr_names(src);
+	u32 *m, *ids = NULL, nr, k;
+	size_t cap = 0;
+	const u32 *sids;
+	u64 count;
+	int err = 0;
+
+	m = xreallocarray(NULL, n ? n : 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if ((m[i] = fold_intern(dst, fold_name(src, (u32)i),
+					fold_name_len(src, (u32)i))) == FOLD_NO_ID) {
+			free(m);
+			return -ENOMEM;
+		}
+	for (i = 0; !err && i < src->nr_stacks; i++) {
+		fold_stack(src, i, &sids, &nr, &count);
+		if ((err = ensure_mem((void **)&ids, &cap, sizeof(*ids), nr + 1)))
+			break;
+		for (k = 0; k < nr; k++)
+			ids[k] = m[sids[k]];
+		err = fold_add_ids(dst, ids, nr, count);
+	}
+	free(ids);
+	if (err) {
+		free(m);
+		return err;
+	}
+	*map = m;
+	return 0;
+}

@@ -175,6 +175,17 @@ u64 *idmap_get(const struct idmap *m, u64 key)
 	return e ? &e->val : NULL;
 }
 
+bool idmap_next(const struct idmap *m, size_t *pos, u64 *key, u64 *val)
+{
+	const struct idmap_ent *e = m->tab.esz ? htab_next(&m->tab, pos) : NULL;
+
+	if (!e)
+		return false;
+	*key = e->key;
+	*val = e->val;
+	return true;
+}
+
 u64 *idmap_put(struct idmap *m, u64 key)
 {
 	u64 h = idmap_hash(key);

@@ -175,5 +175,8 @@ void idmap_free(struct idmap *m);
 u64 *idmap_get(const struct idmap *m, u64 key);
 /* Pointer to the value of @key, inserted as 0 if absent; NULL on ENOMEM. */
 u64 *idmap_put(struct idmap *m, u64 key);
+/* The next entry from *@pos (0 to start), in table order; false at the
+ * end. */
+bool idmap_next(const struct idmap *m, size_t *pos, u64 *key, u64 *val);
 
 #endif

@@ -132,6 +132,25 @@ const char *py_ctx_source(const struct py_ctx *ctx, size_t idx)
 	return ctx && idx < ctx->nr_srcs ? ctx->srcs[idx] : NULL;
 }
 
+int py_ctx_add_sources(struct py_ctx *dst, const struct py_ctx *src)
+{
+	size_t i, k;
+	char *copy;
+
+	for (i = 0; src && i < src->nr_srcs; i++) {
+		for (k = 0; k < dst->nr_srcs && strcmp(dst->srcs[k], src->srcs[i]); k++)
+			;
+		if (k < dst->nr_srcs)
+			continue;
+		if (ensure_mem((void **)&dst->srcs, &dst->cap_srcs, sizeof(*dst->srcs),
+			       dst->nr_srcs + 1) ||
+		    !(copy = arena_strdup(&dst->arena, src->srcs[i])))
+			return -ENOMEM;
+		dst->srcs[dst->nr_srcs++] = copy;
+	}
+	return 0;
+}
+
 /* Where a file name stands when its source is not here: site-packages
  * and dist-packages trees hold packages (py-spy would show the package
  * path), lib/pythonX.Y is the stdlib, anything else shows its basename. */

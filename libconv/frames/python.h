@@ -99,6 +99,9 @@ int py_render(struct py_ctx *ctx, const char *jit_name, const char **out);
  * definitions in the same files).
  */
 const char *py_ctx_source(const struct py_ctx *ctx, size_t idx);
+/* Append the sources of @src that @dst lacks (the python sources of -j N
+ * worker sessions, issue 16). 0 or -ENOMEM. */
+int py_ctx_add_sources(struct py_ctx *dst, const struct py_ctx *src);
 
 /*
  * Whether py-spy --native would drop this native frame as interpreter

@@ -27,7 +27,7 @@
  * (docs/cpython-perf.md §3). */
 #define UNW_MAX_FRAMES 1024
 
-enum { FK_DSO, FK_KERNEL, FK_JIT, FK_ANON, FK_NOMAP };
+enum { FK_DSO, FK_KERNEL, FK_JIT, FK_ANON, FK_NOMAP, FK_RAW };
 
 /* FF_INTERP_DSO: any frame of the python binary or libpython, kept by
  * py-spy's token rule or not (`thread_run`), for the frames rootward of a
@@ -40,6 +40,13 @@ struct stk_cache_ent {
 	u32 first; /* into fids */
 	u16 nr;
 	u8 kind;
+	/* FK_DSO with no symbol: its text is the address @ip of the sample
+	 * that resolved it, so other addresses of that offset (the same
+	 * library at another address, in another process) get their own
+	 * FK_RAW entry: the text never depends on which sample came first
+	 * (issue 16: -j N sessions see samples in another order). */
+	bool raw;
+	u64 ip;
 };
 
 struct stk_cache_key {
@@ -95,6 +102,42 @@ void stk_free(struct stk_ctx *c)
 	idmap_free(&c->src_frames);
 	strset_free(&c->libs);
 	memset(c, 0, sizeof(*c));
+}
+
+int stk_merge(struct stk_ctx *dst, const struct stk_ctx *src, const u32 *map)
+{
+	size_t pos = 0;
+	u64 key, val, *v;
+	u32 lid;
+	int r;
+
+	dst->unw_samples += src->unw_samples;
+	dst->unw_root += src->unw_root;
+	dst->unw_cut += src->unw_cut;
+	dst->unw_lost += src->unw_lost;
+	if (src->max_stack_used > dst->max_stack_used)
+		dst->max_stack_used = src->max_stack_used;
+	/* The frame-text tables: keys are text hashes, values become @dst's
+	 * frame ids. A key @dst has keeps its entry: it differs from one
+	 * pass's only on a 32-bit hash collision, where the other text then
+	 * reads as not inlined (mark_inlined). */
+	while (idmap_next(&src->inlined, &pos, &key, &val)) {
+		if (idmap_get(&dst->inlined, key))
+			continue;
+		if (!(v = idmap_put(&dst->inlined, key)))
+			return -ENOMEM;
+		*v = map[(u32)val];
+	}
+	for (pos = 0; idmap_next(&src->src_frames, &pos, &key, &val);) {
+		if (idmap_get(&dst->src_frames, key))
+			continue;
+		r = strset_add(&dst->libs, strset_str(&src->libs, (u32)(val >> 32)),
+			       strset_len(&src->libs, (u32)(val >> 32)), &lid);
+		if (r < 0 || !(v = idmap_put(&dst->src_frames, key)))
+			return -ENOMEM;
+		*v = (u64)lid << 32 | map[(u32)val];
+	}
+	return py_ctx_add_sources(dst->py, src->py);
 }
 
 /* FNV-1a of the text, folded to the idmap's key range (UINT32_MAX is its
@@ -258,6 +301,7 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	if (n < 0)
 		return n;
 	if (!n) {
+		c->raw = true;
 		c->stats->frames_unknown++;
 		return add_id(c, native_frame(c, NULL, lib, ip),
 			      interp_dso ? FF_INTERP | FF_INTERP_DSO : 0);
@@ -394,10 +438,36 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 		e->a = a;
 		e->b = b;
 		e->kind = kind;
+		c->raw = false;
 		err = resolve_into(c, e, code, anon_name, ip);
 		if (err)
 			return err;
+		e->raw = c->raw;
+		e->ip = ip;
 		htab_claim(&c->cache, e, h);
+	}
+	if (e->raw && e->ip != ip) {
+		u8 fl = c->fflags[e->first];
+
+		if ((err = htab_reserve(&c->cache)))
+			return err;
+		key = (struct stk_cache_key){ a, ip, FK_RAW };
+		h = hash_mix(a ^ hash_mix(ip + FK_RAW));
+		e = htab_probe(&c->cache, h, cache_eq, &key);
+		if (!htab_used(e)) {
+			const char *path = sym_dso_name((struct sym_dso *)(uintptr_t)a);
+
+			e->a = a;
+			e->b = ip;
+			e->kind = FK_RAW;
+			e->raw = false;
+			e->first = (u32)c->nr_fids;
+			c->stats->frames_unknown++;
+			if ((err = add_id(c, native_frame(c, NULL, basename_of(path), ip), fl)))
+				return err;
+			e->nr = 1;
+			htab_claim(&c->cache, e, h);
+		}
 	}
 	if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + e->nr + 2) ||
 	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + e->nr + 2))

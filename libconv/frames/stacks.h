@@ -61,6 +61,7 @@ struct stk_ctx {
 	u64 regs_mask; /* the sample's event's sample_regs_user */
 	u64 unw_samples, unw_root, unw_cut, unw_lost;
 	u32 max_stack_used;
+	bool raw; /* render_dso named no symbol (push_frames) */
 };
 
 /* @unw is shared by the session (its CFI cache outlives conversions). */
@@ -69,6 +70,12 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	     const struct py_opts *py, const struct stk_opts *o,
 	     struct perfspy_stats *stats);
 void stk_free(struct stk_ctx *c);
+
+/* Add what @src (another session's context over the same input, issue
+ * 16's -j N) learnt to @dst: unwinding counts, the inlined and
+ * source-file frame tables (@map: @src's folder ids -> @dst's, from
+ * fold_merge) and the Python sources. 0 or -ENOMEM. */
+int stk_merge(struct stk_ctx *dst, const struct stk_ctx *src, const u32 *map);
 
 /* Was frame text @s emitted as an inlined callee of the frame above it
  * (one of sym_resolve's frames but the outermost)? A function inlined at
