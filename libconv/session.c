@@ -100,17 +100,17 @@ struct perfspy_session {
 	bool idle_checked;
 
 	/* -j N (issue 16, docs/design.md §6.4): what a worker session is
-	 * opened with (the open options), and during a split conversion the
-	 * owner of each thread (tid -> session index; NULL: this session
-	 * folds every sample), this session's index, and the flag that
-	 * stops the workers when the pass fails. */
+	 * opened with (the open options), and during a split conversion
+	 * (nr_jobs > 1) the owner of each thread seen (tid -> session index)
+	 * with each session's samples so far (load), this session's index,
+	 * and the flag that stops the workers when the pass fails. */
 	char *o_symfs, *o_buildid_dir, *o_kallsyms;
 	bool o_no_debuginfod;
-	const struct idmap *owner;
-	u32 job;
+	int map_fd; /* the mapped file's fd (ours or the caller's), or -1 */
+	struct idmap owner;
+	u64 *load;
+	u32 job, nr_jobs;
 	int *stop;
-	struct idmap *scan_tids; /* count_samples: samples per tid here */
-	bool scanned;
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -128,6 +128,7 @@ static int session_new(const struct perfspy_open_opts *opts,
 		return -ENOMEM;
 	htab_init(&s->chains, sizeof(struct chain_ent), 4096);
 	s->fd = -1;
+	s->map_fd = -1;
 	s->log.fn = OPTS_GET(opts, log_fn, NULL);
 	s->log.ctx = OPTS_GET(opts, log_ctx, NULL);
 	s->log.level = log_level_pick(OPTS_GET(opts, log_level, 0),
@@ -180,9 +181,13 @@ static int open_common(struct perfspy_session *s, int fd, const void *mem,
 		       size_t len)
 {
 	struct rd_opts ro = { .log = &s->log, .name = s->path };
-
-	return mem ? rd_open_mem(&s->rd, mem, len, &ro) :
+	int err = mem ? rd_open_mem(&s->rd, mem, len, &ro) :
 		rd_open_fd(&s->rd, fd, &ro);
+
+	/* -j N's workers map the file again: each lets go of the pages
+	 * behind it (rd_release_before), so RSS stays flat. */
+	s->map_fd = !err && !mem && s->rd.mem_is_map ? fd : -1;
+	return err;
 }
 
 /* A session on @fd (mapped or streamed) or, with @mem, on a buffer. */
@@ -309,6 +314,8 @@ PERFSPY_API void perfspy_session__close(struct perfspy_session *s)
 	offcpu_free(&s->off);
 	free(s->sel_also);
 	free(s->perf_map_dir);
+	idmap_free(&s->owner);
+	free(s->load);
 	free(s->o_symfs);
 	free(s->o_buildid_dir);
 	free(s->o_kallsyms);
@@ -536,13 +543,11 @@ static bool is_sched_switch(const struct rd_evsel *ev)
 }
 
 /* Samples per event, for the default choice: a pass over the records
- * that decodes nothing but each sample's event (and, with s->scan_tids,
- * its thread: -j N's split). Its messages are dropped (the real pass
- * repeats them); so is an error, which the real pass meets again. */
+ * that decodes nothing but each sample's event. Its messages are dropped
+ * (the real pass repeats them); so is an error, which the real pass
+ * meets again. */
 static int count_samples(struct perfspy_session *s)
 {
-	struct rec_sample smp;
-	u64 *c;
 	int level = s->log.level, r;
 	bool truncated = s->rd.truncated;
 	u64 truncated_at = s->rd.truncated_at, advised = s->rd.advised, n = 0;
@@ -557,20 +562,10 @@ static int count_samples(struct perfspy_session *s)
 			last = rec.offset;
 			rd_release_before(&s->rd, rec.offset);
 		}
-		if (hdr_type(rec.hdr) != PERF_RECORD_SAMPLE ||
-		    !(ev = rd_evsel_of(&s->rd, rec.hdr)))
-			continue;
-		ev->nr_samples++;
-		if (!s->scan_tids || rec_parse_sample(ev, rec.hdr, &smp))
-			continue;
-		if (!(c = idmap_put(s->scan_tids, smp.tid))) {
-			r = -ENOMEM;
-			break;
-		}
-		++*c;
+		if (hdr_type(rec.hdr) == PERF_RECORD_SAMPLE &&
+		    (ev = rd_evsel_of(&s->rd, rec.hdr)))
+			ev->nr_samples++;
 	}
-	if (s->scan_tids)
-		s->scanned = true;
 	s->log.level = level;
 	/* The reader warns of a cut record once: in the real pass. */
 	s->rd.truncated = truncated;
@@ -950,12 +945,29 @@ static void pick_arch(struct perfspy_session *s, const struct rec_sample *smp)
 	s->arch_set = true;
 }
 
-/* The session that folds thread @tid's samples in a split conversion. */
-static u32 job_of(const struct perfspy_session *s, u32 tid)
+/*
+ * The session that folds thread @tid's samples in a split conversion
+ * (*@job). A thread belongs to the session with the fewest samples so far
+ * when its first sample arrives (the first of equals). Every session
+ * reads the same samples in the same order and decides the same, so no
+ * counting pass or message is needed (docs/design.md §6.4). 0 or -ENOMEM.
+ */
+static int job_pick(struct perfspy_session *s, u32 tid, u32 *job)
 {
-	const u64 *v = s->owner ? idmap_get(s->owner, tid) : NULL;
+	u64 *v = idmap_get(&s->owner, tid);
+	u32 k, best = 0;
 
-	return v ? (u32)*v : 0;
+	if (!v) {
+		for (k = 1; k < s->nr_jobs; k++)
+			if (s->load[k] < s->load[best])
+				best = k;
+		if (!(v = idmap_put(&s->owner, tid)))
+			return -ENOMEM;
+		*v = best;
+	}
+	*job = (u32)*v;
+	s->load[*job]++;
+	return 0;
 }
 
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
@@ -963,6 +975,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
 	struct mach_thread *t;
 	struct rec_sample smp;
+	u32 owner = 0;
 
 	s->nr_samples++;
 	if (!ev) {
@@ -987,8 +1000,14 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		pick_arch(s, &smp);
 	/* -j N: a worker skips what another session folds; the main session
 	 * (job 0) keeps every sample's statistics. */
-	if (s->job && job_of(s, smp.tid) != s->job)
-		return 0;
+	if (s->nr_jobs > 1) {
+		int err = job_pick(s, smp.tid, &owner);
+
+		if (err)
+			return err;
+		if (s->job && owner != s->job)
+			return 0;
+	}
 	if (smp.has_time && smp.time) {
 		if (!s->time_first || smp.time < s->time_first)
 			s->time_first = smp.time;
@@ -1018,7 +1037,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return 0;
 	}
 	s->stats.samples_kept++;
-	if (s->owner && job_of(s, smp.tid) != s->job)
+	if (s->nr_jobs > 1 && owner != s->job)
 		return 0;
 	return fold_sample(s, ev, &smp, t,
 			   OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
@@ -1360,68 +1379,8 @@ static void tee_log(void *ctx, int level, const char *msg)
 		t->out.fn(t->out.ctx, level, msg);
 }
 
-struct tid_load {
-	u32 tid;
-	u64 samples;
-};
-
-static int cmp_load(const void *a, const void *b)
-{
-	const struct tid_load *x = a, *y = b;
-
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-/*
- * Threads to sessions: the busiest thread first to the least loaded
- * session (the first of equals), from the counting pass. Deterministic,
- * and the main session gets the busiest thread. *@nr_jobs: sessions
- * that got a thread (fewer threads than @n use fewer).
- */
-static int assign_threads(struct perfspy_session *s, u32 n, struct idmap *owner,
-			  u32 *nr_jobs)
-{
-	struct tid_load *v;
-	size_t pos = 0, nr = 0, i;
-	u64 key, val, *o, load[256] = { 0 };
-	u32 k, best;
-	int err = 0;
-
-	if (!s->scanned) {
-		/* No default-event count ran (one event, or --event). */
-		err = count_samples(s);
-		for (i = 0; i < s->rd.nr_evsels; i++)
-			s->rd.evsels[i].nr_samples = 0;
-		if (err)
-			return err;
-	}
-	v = xreallocarray(NULL, s->scan_tids->tab.nr + 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	while (idmap_next(s->scan_tids, &pos, &key, &val))
-		v[nr++] = (struct tid_load){ (u32)key, val };
-	qsort(v, nr, sizeof(*v), cmp_load);
-	*nr_jobs = nr < n ? (u32)nr : n;
-	for (i = 0; i < nr; i++) {
-		for (best = 0, k = 1; k < *nr_jobs; k++)
-			if (load[k] < load[best])
-				best = k;
-		load[best] += v[i].samples;
-		if (!(o = idmap_put(owner, v[i].tid))) {
-			err = -ENOMEM;
-			break;
-		}
-		*o = best;
-	}
-	free(v);
-	return err;
-}
-
 /* Worker session @k on @s's input, with @s's options and event choice. */
-static int job_open(struct perfspy_session *s, struct job *j, u32 k,
-		    const struct idmap *owner, int *stop)
+static int job_open(struct perfspy_session *s, struct job *j, u32 k, int *stop)
 {
 	PERFSPY_OPTS(perfspy_open_opts, oo,
 		.log_fn = job_log,
@@ -1443,12 +1402,14 @@ static int job_open(struct perfspy_session *s, struct job *j, u32 k,
 	j->opts.progress_fn = NULL;
 	err = perfspy_folder__new(&j->folder);
 	if (!err)
-		err = open_session(-1, s->rd.mem, s->rd.mem_len, &oo, s->path, &j->s);
+		err = s->map_fd >= 0 ?
+			open_session(s->map_fd, NULL, 0, &oo, s->path, &j->s) :
+			open_session(-1, s->rd.mem, s->rd.mem_len, &oo, s->path, &j->s);
 	if (err)
 		return err;
 	w = j->s;
-	w->owner = owner;
 	w->job = k;
+	w->nr_jobs = s->nr_jobs;
 	w->stop = stop;
 	w->copts = &j->opts;
 	w->folder = j->folder;
@@ -1506,31 +1467,43 @@ static void job_free(struct job *j)
 	free(j->msgs);
 }
 
+/* The split state of a session: @n sessions, none of the threads seen. */
+static int split_start(struct perfspy_session *s, u32 n)
+{
+	idmap_free(&s->owner);
+	free(s->load);
+	s->load = calloc(n, sizeof(*s->load));
+	s->nr_jobs = s->load ? n : 0;
+	return s->load ? 0 : -ENOMEM;
+}
+
+static void split_end(struct perfspy_session *s)
+{
+	idmap_free(&s->owner);
+	free(s->load);
+	s->load = NULL;
+	s->nr_jobs = 0;
+	s->job = 0;
+}
+
 static int convert_split(struct perfspy_session *s, u32 n)
 {
-	struct idmap owner = { 0 };
 	struct log_tee tee = { .out = s->log };
 	bool alone = false; /* no thread to be had: one pass after all */
 	struct job *jobs;
 	int stop = 0, err;
-	u32 k, nr = 0;
 	size_t i;
+	u32 k;
 
-	if (!s->scan_tids)
+	jobs = calloc(n, sizeof(*jobs));
+	if (!jobs)
 		return -ENOMEM;
-	err = assign_threads(s, n, &owner, &nr);
-	if (err || nr < 2) {
-		idmap_free(&owner);
-		return err ? err : one_pass(s);
-	}
-	jobs = calloc(nr, sizeof(*jobs));
-	if (!jobs) {
-		idmap_free(&owner);
-		return -ENOMEM;
-	}
-	for (k = 1; !err && k < nr; k++)
-		err = job_open(s, &jobs[k], k, &owner, &stop);
-	for (k = 1; !err && k < nr; k++) {
+	err = split_start(s, n);
+	for (k = 1; !err && k < n; k++)
+		err = job_open(s, &jobs[k], k, &stop);
+	for (k = 1; !err && k < n; k++)
+		err = split_start(jobs[k].s, n);
+	for (k = 1; !err && k < n; k++) {
 		if (pthread_create(&jobs[k].th, NULL, job_main, &jobs[k])) {
 			alone = true;
 			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
@@ -1539,29 +1512,26 @@ static int convert_split(struct perfspy_session *s, u32 n)
 		jobs[k].running = true;
 	}
 	strset_init(&tee.seen);
-	if (!err && !alone)
-		log_msg(&s->log, LOG_INFO, "%s: converting on %u threads, the recording's %zu threads split between them",
-			s->path, nr, s->scan_tids->tab.nr);
 	if (!err && !alone) {
-		s->owner = &owner;
-		s->job = 0;
+		log_msg(&s->log, LOG_INFO, "%s: converting on %u threads, the samples split by thread",
+			s->path, n);
 		s->log.fn = tee_log;
 		s->log.ctx = &tee;
 		err = one_pass(s);
 		s->log = tee.out;
-		s->owner = NULL;
 		if (err)
 			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	}
-	for (k = 1; k < nr; k++)
+	for (k = 1; k < n; k++)
 		if (jobs[k].running)
 			pthread_join(jobs[k].th, NULL);
-	for (k = 1; !err && !alone && k < nr; k++)
+	split_end(s);
+	for (k = 1; !err && !alone && k < n; k++)
 		err = jobs[k].err;
-	for (k = 1; !err && !alone && k < nr; k++)
+	for (k = 1; !err && !alone && k < n; k++)
 		err = job_merge(s, &jobs[k]);
 	/* The workers' messages, each said once, in session order. */
-	for (k = 1; !alone && k < nr; k++)
+	for (k = 1; !alone && k < n; k++)
 		for (i = 0; i < jobs[k].nr_msgs; i++) {
 			const char *t = jobs[k].msgs[i].text;
 			u32 id;
@@ -1570,10 +1540,9 @@ static int convert_split(struct perfspy_session *s, u32 n)
 				s->log.fn(s->log.ctx, jobs[k].msgs[i].level, t);
 		}
 	strset_free(&tee.seen);
-	for (k = 1; k < nr; k++)
+	for (k = 1; k < n; k++)
 		job_free(&jobs[k]);
 	free(jobs);
-	idmap_free(&owner);
 	return !err && alone ? one_pass(s) : err;
 }
 
@@ -1602,11 +1571,6 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 	s->nr_sel_also = 0;
 	s->sel_valid = false;
 	s->sel_twins = false;
-	/* -j N: the default event's counting pass counts threads too. */
-	jobs = OPTS_GET(opts, jobs, 0);
-	s->scanned = false;
-	free(s->scan_tids);
-	s->scan_tids = jobs > 1 && can_split(s) ? calloc(1, sizeof(*s->scan_tids)) : NULL;
 	if (folder && !OPTS_GET(opts, event, NULL)) {
 		err = pick_default_event(s);
 		if (err)
@@ -1626,8 +1590,6 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		err = convert_split(s, jobs > 256 ? 256 : (u32)jobs);
 	else
 		err = one_pass(s);
-	free(s->scan_tids);
-	s->scan_tids = NULL;
 	s->passed = true;
 	s->sel_valid = folder && !err;
 	if (!err)

@@ -117,6 +117,7 @@ struct rd {
 	u64 pos;      /* next record's offset */
 	u64 file_size;
 	u64 advised;  /* mapping released up to here */
+	u64 populated; /* mapping populated up to here (populate_ahead) */
 	bool truncated;
 	u64 truncated_at;
 	u64 feat_bits[4];
