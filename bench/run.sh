@@ -154,8 +154,12 @@ measure() {
 	done
 }
 
+# perfspy twice: its default, -j (online CPUs) worker threads, and -j 1.
 run_perfspy() {
 	tm "$tmp/t.1" "$PERFSPY" convert -q -i "$DATA" -o "$1"
+}
+run_perfspy_j1() {
+	tm "$tmp/t.1" "$PERFSPY" convert -q -j 1 -i "$DATA" -o "$1"
 }
 run_perf_report() {
 	tm "$tmp/t.1" "$PERF" report -i "$DATA" --stdio --no-children -g folded >"$1" 2>/dev/null
@@ -175,10 +179,13 @@ run_script_py() {
 		tm "$tmp/t.2" "$PY" "$TOP/bench/collapse.py" >"$1"
 }
 
+ncpu=$(nproc 2>/dev/null || echo 1)
 tools=(perfspy perf_report cat)
+[ "$ncpu" -gt 1 ] && tools=(perfspy perfspy_j1 perf_report cat)
 [ "${BENCH_PIPELINES:-1}" = 1 ] && tools+=(script_awk script_py)
 declare -A LABEL=(
-	[perfspy]="perfspy convert"
+	[perfspy]="perfspy convert (-j $ncpu)"
+	[perfspy_j1]="perfspy convert -j 1"
 	[perf_report]="perf report -g folded"
 	[cat]="cat (the floor)"
 	[script_awk]="perf script | collapse.awk | sort"
@@ -188,6 +195,13 @@ for t in "${tools[@]}"; do
 	echo "bench: ${LABEL[$t]} x $runs..."
 	measure "$t"
 done
+
+# The same bytes whatever the number of threads (issue 16).
+if [ "$ncpu" -gt 1 ]; then
+	cmp -s "$tmp/perfspy.out" "$tmp/perfspy_j1.out" ||
+		die "perfspy -j $ncpu and -j 1 wrote different output"
+	echo "bench: perfspy -j $ncpu and -j 1 wrote the same bytes"
+fi
 
 # Sanity: every folding tool folds every sample (perf report prints
 # percentages, cat the file).
@@ -224,7 +238,7 @@ for t in tools:
         samples / m, nbytes / 1e6 / m, rss[t] / 1024))
 print()
 for t in tools[1:]:
-    if t == 'cat':
+    if t in ('cat', 'perfspy_j1'):
         continue
     r = med[t] / med['perfspy']
     rr = rss[t] / rss['perfspy'] if rss['perfspy'] else 0
@@ -233,6 +247,11 @@ for t in tools[1:]:
         label[t], r, cr, rr))
 floor = med['perfspy'] / med['cat'] if med['cat'] else 0
 print('%-36s %6.1fx the time of cat (the floor)' % (label['perfspy'], floor))
+if 'perfspy_j1' in med:
+    print('%-36s %6.1fx the time of cat; perf report %.1fx slower; -j %s is %.2fx faster' % (
+        label['perfspy_j1'], med['perfspy_j1'] / med['cat'] if med['cat'] else 0,
+        med['perf_report'] / med['perfspy_j1'], label['perfspy'].split('-j ')[1].rstrip(')'),
+        med['perfspy_j1'] / med['perfspy']))
 print()
 peer = med['perf_report'] / med['perfspy']
 ok_rss = rss['perfspy'] <= rss['perf_report']

@@ -107,6 +107,8 @@ struct perfspy_session {
 	char *o_symfs, *o_buildid_dir, *o_kallsyms;
 	bool o_no_debuginfod;
 	int map_fd; /* the mapped file's fd (ours or the caller's), or -1 */
+	struct sym_ctx *rsym;	/* names frames in a split pass (stk_share_names) */
+	pthread_mutex_t *rlock;
 	struct idmap owner;
 	u64 *load;
 	u32 job, nr_jobs;
@@ -1293,8 +1295,9 @@ static int start_stacks(struct perfspy_session *s,
 	return err;
 }
 
-/* The pass itself, on the session's own state. */
-static int one_pass(struct perfspy_session *s)
+/* A pass's fresh state: machine, build ids, stacks (naming frames
+ * through the shared symbolizer in a split conversion). */
+static int pass_prepare(struct perfspy_session *s)
 {
 	int err;
 
@@ -1302,11 +1305,26 @@ static int one_pass(struct perfspy_session *s)
 	err = load_build_ids(s);
 	if (!err)
 		err = start_stacks(s, s->copts);
-	if (!err)
-		err = run_pass(s);
+	if (!err && s->rsym)
+		stk_share_names(&s->stk, s->rsym, s->rlock);
+	return err;
+}
+
+static int pass_run(struct perfspy_session *s)
+{
+	int err = run_pass(s);
+
 	if (!err && s->idle)
 		err = idle_finish(s);
 	return err;
+}
+
+/* The pass itself, on the session's own state. */
+static int one_pass(struct perfspy_session *s)
+{
+	int err = pass_prepare(s);
+
+	return err ? err : pass_run(s);
 }
 
 /* ------------------------------------------------------------- -j N */
@@ -1337,6 +1355,7 @@ struct job {
 	int err;
 	struct job_msg *msgs; /* replayed after the pass, once each */
 	size_t nr_msgs, cap_msgs;
+	struct log_sink log; /* the shared symbolizer's (rsym_open) */
 };
 
 /* What can be split: a file read in place (mapped or a buffer, native
@@ -1467,6 +1486,32 @@ static void job_free(struct job *j)
 	free(j->msgs);
 }
 
+/* The symbolizer every session of a split names frames with, made with
+ * @s's options and told the recorded kernel as load_build_ids() tells
+ * @s's own. Its messages go to @j's list (it logs under the lock). */
+static int rsym_open(struct perfspy_session *s, struct job *j, struct sym_ctx **out)
+{
+	struct sym_opts so = {
+		.symfs = s->o_symfs,
+		.buildid_dir = s->o_buildid_dir,
+		.kallsyms = s->o_kallsyms,
+		.no_debuginfod = s->o_no_debuginfod,
+		.log = &j->log,
+	};
+	size_t i;
+	int err;
+
+	j->log = (struct log_sink){ .fn = job_log, .ctx = j, .level = s->log.level };
+	err = sym_ctx_new(&so, out);
+	if (!err)
+		err = sym_kernel_set_release(*out, s->rd.os_release);
+	for (i = 0; !err && i < s->rd.nr_build_ids; i++)
+		if (!strcmp(s->rd.build_ids[i].filename, "[kernel.kallsyms]"))
+			err = sym_kernel_set_build_id(*out, s->rd.build_ids[i].id,
+						      s->rd.build_ids[i].size);
+	return err;
+}
+
 /* The split state of a session: @n sessions, none of the threads seen. */
 static int split_start(struct perfspy_session *s, u32 n)
 {
@@ -1489,18 +1534,29 @@ static void split_end(struct perfspy_session *s)
 static int convert_split(struct perfspy_session *s, u32 n)
 {
 	struct log_tee tee = { .out = s->log };
+	pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
+	struct sym_ctx *rsym = NULL;
 	bool alone = false; /* no thread to be had: one pass after all */
 	struct job *jobs;
 	int stop = 0, err;
 	size_t i;
 	u32 k;
 
-	jobs = calloc(n, sizeof(*jobs));
+	jobs = calloc(n + 1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
-	err = split_start(s, n);
-	for (k = 1; !err && k < n; k++)
+	/* jobs[n] collects the shared symbolizer's messages (said under
+	 * the lock, from any thread). */
+	err = rsym_open(s, &jobs[n], &rsym);
+	if (!err)
+		err = split_start(s, n);
+	for (k = 1; !err && k < n; k++) {
 		err = job_open(s, &jobs[k], k, &stop);
+		if (!err) {
+			jobs[k].s->rsym = rsym;
+			jobs[k].s->rlock = &rlock;
+		}
+	}
 	for (k = 1; !err && k < n; k++)
 		err = split_start(jobs[k].s, n);
 	for (k = 1; !err && k < n; k++) {
@@ -1517,7 +1573,12 @@ static int convert_split(struct perfspy_session *s, u32 n)
 			s->path, n);
 		s->log.fn = tee_log;
 		s->log.ctx = &tee;
+		s->rsym = rsym;
+		s->rlock = &rlock;
 		err = one_pass(s);
+		s->rsym = NULL;
+		s->rlock = NULL;
+		stk_share_names(&s->stk, NULL, NULL);
 		s->log = tee.out;
 		if (err)
 			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
@@ -1530,8 +1591,9 @@ static int convert_split(struct perfspy_session *s, u32 n)
 		err = jobs[k].err;
 	for (k = 1; !err && !alone && k < n; k++)
 		err = job_merge(s, &jobs[k]);
-	/* The workers' messages, each said once, in session order. */
-	for (k = 1; !alone && k < n; k++)
+	/* The workers' messages and the shared symbolizer's, each said
+	 * once, in session order. */
+	for (k = 1; !alone && k <= n; k++)
 		for (i = 0; i < jobs[k].nr_msgs; i++) {
 			const char *t = jobs[k].msgs[i].text;
 			u32 id;
@@ -1540,9 +1602,14 @@ static int convert_split(struct perfspy_session *s, u32 n)
 				s->log.fn(s->log.ctx, jobs[k].msgs[i].level, t);
 		}
 	strset_free(&tee.seen);
-	for (k = 1; k < n; k++)
+	for (k = 1; k <= n; k++)
 		job_free(&jobs[k]);
 	free(jobs);
+	/* After the sessions: their stacks no longer hold its strings
+	 * (interned in the folders), and no thread uses it. */
+	if (rsym)
+		sym_ctx_free(rsym);
+	pthread_mutex_destroy(&rlock);
 	return !err && alone ? one_pass(s) : err;
 }
 

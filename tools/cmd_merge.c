@@ -48,6 +48,8 @@ static void merge_usage(FILE *f)
 		"      --event NAME, --pid PID, --tid TID, --comm NAME, --no-kernel,\n"
 		"      --weight samples|period, --perf-map-dir DIR, --qualname,\n"
 		"      --full-filenames, --symfs DIR, --buildid-dir DIR, --kallsyms FILE\n"
+		"  -j, --jobs N          threads converting perf.data (as convert -j)\n"
+		"                        [default: the online CPUs]\n"
 		"  -q, --quiet           only errors on stderr (no summary)\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -83,6 +85,7 @@ static const struct option merge_opts[] = {
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
 	{ "kallsyms", required_argument, NULL, O_KALLSYMS },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -203,6 +206,11 @@ static int merge_opt(struct merge_args *a, int c)
 			return -1;
 		a->top = (unsigned)v;
 		return 0;
+	case 'j':
+		if (cli_parse_num(optarg, "jobs", 1, 256, &v))
+			return -1;
+		a->co.jobs = (int)v;
+		return 0;
 	case 'q': a->common.quiet = true; return 0;
 	case 'v': a->common.verbose++; return 0;
 	}
@@ -220,8 +228,9 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
 	a->top = 5;
 	a->roots = -1;
 	a->co.sz = sizeof(a->co);
+	a->co.jobs = cli_default_jobs();
 	a->mo.sz = sizeof(a->mo);
-	while ((c = getopt_long(argc, argv, ":p:i:o:qvh", merge_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:i:o:j:qvh", merge_opts, NULL)) != -1) {
 		if (c == 'h') {
 			merge_usage(stdout);
 			return 1;

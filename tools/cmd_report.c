@@ -45,6 +45,8 @@ static void report_usage(FILE *f)
 		"      --event NAME, --pid PID, --tid TID, --comm NAME, --weight samples|period,\n"
 		"      --perf-map-dir DIR, --symfs DIR, --buildid-dir DIR, --kallsyms FILE\n"
 		"                        as for convert\n"
+		"  -j, --jobs N          threads converting perf.data (as convert -j)\n"
+		"                        [default: the online CPUs]\n"
 		"  -q, --quiet           only errors on stderr\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -71,6 +73,7 @@ static const struct option report_opts[] = {
 	{ "symfs", required_argument, NULL, O_SYMFS },
 	{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
 	{ "kallsyms", required_argument, NULL, O_KALLSYMS },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -133,7 +136,7 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 	long v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, ":i:o:qvh", report_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:j:qvh", report_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->in = optarg; a->in_set = true; break;
 		case 'o': a->out = optarg; break;
@@ -170,6 +173,11 @@ static int report_parse(int argc, char **argv, struct report_args *a)
 		case O_SYMFS: a->common.symfs = optarg; break;
 		case O_BUILDID_DIR: a->common.buildid_dir = optarg; break;
 		case O_KALLSYMS: a->common.kallsyms = optarg; break;
+		case 'j':
+			if (cli_parse_num(optarg, "jobs", 1, 256, &v))
+				return 2;
+			a->co.jobs = (int)v;
+			break;
 		case 'q': a->common.quiet = true; break;
 		case 'v': a->common.verbose++; break;
 		case 'h': report_usage(stdout); return 1;
@@ -206,6 +214,7 @@ int cmd_report(int argc, char **argv)
 	int err, ret = 1;
 
 	a.co.sz = sizeof(a.co);
+	a.co.jobs = cli_default_jobs();
 	a.wo.sz = sizeof(a.wo);
 	/* Thread roots name the threads; interpreter frames are what the
 	 * GIL and interpreter rules look for (convert drops them). */

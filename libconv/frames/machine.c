@@ -512,9 +512,14 @@ const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)
 
 bool mach_kernel_syms(struct machine *m)
 {
+	return mach_kernel_syms_in(m, m->sym);
+}
+
+bool mach_kernel_syms_in(struct machine *m, struct sym_ctx *sym)
+{
 	if (!m->kernel_syms_checked) {
 		m->kernel_syms_checked = true;
-		m->kernel_syms_ok = sym_kernel_usable(m->sym, m->kernel_text);
+		m->kernel_syms_ok = sym_kernel_usable(sym, m->kernel_text);
 		if (!m->kernel_syms_ok)
 			pr_info(m->log, "kernel symbols unavailable or from another boot; kernel frames stay addresses");
 	}

@@ -128,6 +128,8 @@ bool mach_proc_has_perf_map(struct machine *m, s32 pid);
 /* Whether kernel addresses can be symbolized with this machine's
  * kallsyms (checked once). */
 bool mach_kernel_syms(struct machine *m);
+/* The same, asking @sym (the shared symbolizer of -j N, stacks.c). */
+bool mach_kernel_syms_in(struct machine *m, struct sym_ctx *sym);
 
 /* Threads sorted by (pid, tid) into a new array the caller frees. */
 int mach_sorted_threads(struct machine *m, struct mach_thread ***out,

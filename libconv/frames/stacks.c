@@ -100,6 +100,7 @@ void stk_free(struct stk_ctx *c)
 	free(c->uframes);
 	idmap_free(&c->inlined);
 	idmap_free(&c->src_frames);
+	idmap_free(&c->rdsos);
 	strset_free(&c->libs);
 	memset(c, 0, sizeof(*c));
 }
@@ -290,6 +291,33 @@ static int render_jit(struct stk_ctx *c, const struct jit_entry *j)
 	return add_id(c, intern_fmt(c, "%s ([JIT])", j->name), 0);
 }
 
+void stk_share_names(struct stk_ctx *c, struct sym_ctx *rsym, pthread_mutex_t *rlock)
+{
+	c->rsym = rsym;
+	c->rlock = rlock;
+}
+
+/* sym_resolve() of @dso's twin in the shared symbolizer (stk_ctx.rsym).
+ * The frames' strings are rsym's: they live as long as it does. */
+static int shared_resolve(struct stk_ctx *c, struct sym_dso *dso, u64 b,
+			  struct sym_frame *frames)
+{
+	u64 *v = idmap_put(&c->rdsos, (u64)(uintptr_t)dso);
+	struct sym_dso *twin;
+	int n;
+
+	if (!v)
+		return -ENOMEM;
+	pthread_mutex_lock(c->rlock);
+	n = *v ? 0 : sym_dso_twin(c->rsym, dso, &twin);
+	if (!n && !*v)
+		*v = (u64)(uintptr_t)twin;
+	if (!n)
+		n = sym_resolve(c->rsym, (struct sym_dso *)(uintptr_t)*v, b >> 1, b & 1, frames);
+	pthread_mutex_unlock(c->rlock);
+	return n;
+}
+
 static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 {
 	struct sym_frame frames[SYM_MAX_FRAMES];
@@ -297,7 +325,8 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	bool interp_dso = py_is_interpreter_dso(path);
 	int n, i, err;
 
-	n = sym_resolve(c->sym, dso, b >> 1, b & 1, frames);
+	n = c->rlock ? shared_resolve(c, dso, b, frames) :
+		sym_resolve(c->sym, dso, b >> 1, b & 1, frames);
 	if (n < 0)
 		return n;
 	if (!n) {
@@ -344,7 +373,14 @@ static int resolve_into(struct stk_ctx *c, struct stk_cache_ent *e,
 		n = render_jit(c, code->jit);
 		break;
 	case FK_KERNEL:
-		n = mach_kernel_syms(c->mach) ? sym_kernel_resolve(c->sym, ip, &kf) : 0;
+		if (c->rlock) {
+			pthread_mutex_lock(c->rlock);
+			n = mach_kernel_syms_in(c->mach, c->rsym) ?
+				sym_kernel_resolve(c->rsym, ip, &kf) : 0;
+			pthread_mutex_unlock(c->rlock);
+		} else {
+			n = mach_kernel_syms(c->mach) ? sym_kernel_resolve(c->sym, ip, &kf) : 0;
+		}
 		if (n < 0)
 			break;
 		kf.file = NULL;

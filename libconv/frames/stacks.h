@@ -13,6 +13,8 @@
 #ifndef PERFSPY_STACKS_H
 #define PERFSPY_STACKS_H
 
+#include <pthread.h>
+
 #include "common/hash.h"
 #include "machine.h"
 #include "python.h"
@@ -62,7 +64,18 @@ struct stk_ctx {
 	u64 unw_samples, unw_root, unw_cut, unw_lost;
 	u32 max_stack_used;
 	bool raw; /* render_dso named no symbol (push_frames) */
+
+	/* -j N (docs/design.md §6.4): names come from one symbolizer all
+	 * sessions share (@rsym, under @rlock), so each DSO is opened and
+	 * each address named once; @rdsos maps this session's DSOs to
+	 * their twins there. NULL: c->sym names them. */
+	struct sym_ctx *rsym;
+	pthread_mutex_t *rlock;
+	struct idmap rdsos;
 };
+
+/* Name frames through @rsym under @rlock from now on (stk_ctx.rsym). */
+void stk_share_names(struct stk_ctx *c, struct sym_ctx *rsym, pthread_mutex_t *rlock);
 
 /* @unw is shared by the session (its CFI cache outlives conversions). */
 int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,

@@ -245,6 +245,16 @@ const char *sym_dso_name(const struct sym_dso *dso)
 	return dso->name;
 }
 
+int sym_dso_twin(struct sym_ctx *ctx, const struct sym_dso *dso, struct sym_dso **out)
+{
+	int err = sym_dso_get(ctx, dso->name, dso->bid_size ? dso->bid : NULL,
+			      dso->bid_size, out);
+
+	if (!err)
+		sym_dso_set_no_dwarf(*out, dso->no_dwarf);
+	return err;
+}
+
 /* ------------------------------------------------------------------ */
 /* Segments: file offsets to ELF addresses                            */
 
@@ -543,16 +553,41 @@ static Dwarf *dso_dwarf(struct sym_dso *d)
 	return d->dw;
 }
 
-/* Open @dso's CFI tables once (see sym_dso_unwind_info). */
+/* Whether @elf has a .debug_frame section (SHF_COMPRESSED or the GNU
+ * .zdebug_frame form). */
+static bool has_debug_frame(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".debug_frame") || !strcmp(name, ".zdebug_frame")))
+			return true;
+	return false;
+}
+
+/* Open @dso's CFI tables once (see sym_dso_unwind_info). The DWARF of a
+ * file without .debug_frame gives no CFI (libdw's dwarf_getcfi), and
+ * opening it decompresses every .debug_* section: most binaries unwind
+ * with .eh_frame alone, so it is opened only when there is one (issue
+ * 16: it was a sixth of a DWARF conversion, and -j N's sessions each
+ * paid it). */
 static void dso_cfi(struct sym_dso *dso)
 {
 	if (!dso->cfi_tried) {
-		Dwarf *dw;
+		Dwarf *dw = NULL;
 
 		dso->cfi_tried = true;
 		if (dso->elf)
 			dso->eh_cfi = dwarf_getcfi_elf(dso->elf);
-		dw = dso_dwarf(dso);
+		if (has_debug_frame(dso->dbg) || has_debug_frame(dso->elf))
+			dw = dso_dwarf(dso);
 		if (dw)
 			dso->dbg_cfi = dwarf_getcfi(dw);
 	}

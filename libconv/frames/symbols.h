@@ -81,6 +81,11 @@ void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf);
 /* The path the DSO was recorded under, as given to sym_dso_get(). */
 const char *sym_dso_name(const struct sym_dso *dso);
 
+/* The DSO of @ctx with @dso's path, build id and no-DWARF setting (@dso
+ * belongs to another ctx over the same recording: -j N's sessions resolve
+ * through one shared ctx, docs/design.md §6.4). 0 or -ENOMEM. */
+int sym_dso_twin(struct sym_ctx *ctx, const struct sym_dso *dso, struct sym_dso **out);
+
 /*
  * Unwind tables of @dso for the address at @file_off: *@vaddr gets its
  * ELF address, *@eh the .eh_frame CFI and *@dbg the .debug_frame CFI
