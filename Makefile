@@ -8,6 +8,7 @@
 #   make bench    benchmarks against the perf script pipeline
 #   make bench-record  perfspy record's overhead on a busy Python process
 #   make asan / make ubsan   the suite under sanitizers (build-asan/, build-ubsan/)
+#   make tsan                convert -j N under ThreadSanitizer (build-tsan/)
 #   make install  DESTDIR, PREFIX, LIBDIR, INCLUDEDIR, BINDIR honoured
 #   make help     every target and variable, one line each
 #   make wheel    dist/perfspy-*.whl: the CLI, the library, the Python package
@@ -101,7 +102,7 @@ DLFILTER_CFLAGS := -I$(patsubst %/perf/perf_dlfilter.h,%,$(DLFILTER_HDR))
 endif
 endif
 
-.PHONY: all deps check check-unit check-e2e demo bench bench-record asan ubsan install \
+.PHONY: all deps check check-unit check-e2e demo bench bench-record asan ubsan tsan install \
 	uninstall clean check-abi fuzz help compile_commands.json proto
 .DELETE_ON_ERROR:
 
@@ -220,6 +221,12 @@ ubsan:
 	$(Q)$(MAKE) --no-print-directory O=build-ubsan \
 		CFLAGS="-O1 -g -fsanitize=undefined -fno-sanitize-recover=all" check
 
+# -j N's worker threads under ThreadSanitizer (docs/design.md §6.4): the
+# e2e test that splits conversions over 2, 3 and 5 threads.
+tsan:
+	$(Q)$(MAKE) --no-print-directory O=build-tsan CFLAGS="-O1 -g -fsanitize=thread" all
+	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-jobs
+
 check-abi: $(SHLIB)
 	$(Q)scripts/check-abi.sh $(SHLIB) libperfspy.map
 
@@ -257,6 +264,7 @@ help:
 	@echo '  check-e2e          end-to-end tests (real perf record)'
 	@echo '  check-abi          exports of the shared library against libperfspy.map'
 	@echo '  asan / ubsan       the suite under sanitizers (build-asan/, build-ubsan/)'
+	@echo '  tsan               convert -j N under ThreadSanitizer (build-tsan/, e2e run-jobs)'
 	@echo '  fuzz               libFuzzer targets with clang (build-fuzz/; FUZZ_SECONDS per target)'
 	@echo '  bench              speed and memory against the perf script pipeline'
 	@echo '  demo               record the bundled Python workload and convert it'
