@@ -1428,7 +1428,6 @@ static int job_open(struct perfspy_session *s, struct job *j, u32 k, int *stop)
 		return err;
 	w = j->s;
 	w->job = k;
-	w->nr_jobs = s->nr_jobs;
 	w->stop = stop;
 	w->copts = &j->opts;
 	w->folder = j->folder;
@@ -1579,6 +1578,9 @@ static int convert_split(struct perfspy_session *s, u32 n)
 		s->rsym = NULL;
 		s->rlock = NULL;
 		stk_share_names(&s->stk, NULL, NULL);
+		/* Kernel symbols were checked in rsym: a later
+		 * perfspy_session__kernel() checks the session's own. */
+		s->mach.kernel_syms_checked = false;
 		s->log = tee.out;
 		if (err)
 			__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
