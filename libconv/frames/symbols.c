@@ -526,19 +526,77 @@ static int dso_open(struct sym_ctx *ctx, struct sym_dso *dso)
 	return err ? err : load_symbols(dso);
 }
 
+/*
+ * DWARF sections libdw knows but the symbolizer never reads: location
+ * lists (variables), macros and the pubnames index; with "z" for GNU
+ * .zdebug_ names. dwarf_begin_elf() decompresses every section it knows
+ * at open (check_section, libdw/dwarf_begin_elf.c in 0.188), and libc's
+ * .debug_loclists alone is 1.4 MB of inflate (docs/design.md §6.3).
+ */
+static bool unused_dwarf_scn(const char *name)
+{
+	static const char *const unused[] = { "loc", "loclists", "macro",
+					      "macinfo", "pubnames" };
+	size_t i;
+
+	if (!strncmp(name, ".debug_", 7))
+		name += 7;
+	else if (!strncmp(name, ".zdebug_", 8))
+		name += 8;
+	else
+		return false;
+	for (i = 0; i < ARRAY_SIZE(unused); i++)
+		if (!strcmp(name, unused[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Make libdw skip the sections of unused_dwarf_scn() by turning them
+ * into SHT_NOBITS, which check_section ignores. Only libelf's copy of
+ * the section headers changes: for ELF_C_READ_MMAP it keeps one of its
+ * own (elf_begin.c: "We need a copy to be able to write"), elf_memory()
+ * images are ours, and nothing ever writes the Elf back. Nothing else
+ * reads these sections (symbols: .symtab/.dynsym; CFI: .eh_frame and
+ * .debug_frame).
+ */
+static void hide_unused_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstr;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstr, sh.sh_name)) ||
+		    !unused_dwarf_scn(name))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		gelf_update_shdr(scn, &sh); /* on failure libdw reads it */
+	}
+}
+
 /* The DSO's Dwarf, opened on first use and kept for the session (never
  * one per lookup). libdw decompresses SHF_COMPRESSED debug sections
- * here, so DSOs resolved without DWARF never pay for it. */
+ * here, so DSOs resolved without DWARF never pay for it, and the ones
+ * hide_unused_dwarf() hides are not paid for at all. */
 static Dwarf *dso_dwarf(struct sym_dso *d)
 {
 	if (d->no_dwarf)
 		return NULL;
 	if (!d->dw_tried) {
 		d->dw_tried = true;
-		if (d->dbg)
+		if (d->dbg) {
+			hide_unused_dwarf(d->dbg);
 			d->dw = dwarf_begin_elf(d->dbg, DWARF_C_READ, NULL);
-		if (!d->dw && d->elf)
+		}
+		if (!d->dw && d->elf) {
+			hide_unused_dwarf(d->elf);
 			d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+		}
 	}
 	return d->dw;
 }
