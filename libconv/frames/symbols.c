@@ -601,39 +601,47 @@ static Dwarf *dso_dwarf(struct sym_dso *d)
 	return d->dw;
 }
 
-/* Open @dso's CFI tables once (see sym_dso_unwind_info). */
-static void dso_cfi(struct sym_dso *dso)
+/* Open @dso's .eh_frame CFI once (see sym_dso_unwind_info). */
+static void dso_eh_cfi(struct sym_dso *dso)
 {
 	if (!dso->cfi_tried) {
-		Dwarf *dw;
-
 		dso->cfi_tried = true;
 		if (dso->elf)
 			dso->eh_cfi = dwarf_getcfi_elf(dso->elf);
-		dw = dso_dwarf(dso);
-		if (dw)
-			dso->dbg_cfi = dwarf_getcfi(dw);
 	}
 }
 
 /* Call frame information for the unwinder: .eh_frame from the loaded
- * binary (what the runtime itself unwinds with), and .debug_frame as a
- * second source (libpython has none, but some -g builds do). Both are
- * indexed by ELF address; libdw keeps a sorted FDE table per CFI. */
+ * binary (what the runtime itself unwinds with), indexed by ELF address;
+ * libdw keeps a sorted FDE table per CFI. */
 int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
-			u64 *vaddr, Dwarf_CFI **eh, Dwarf_CFI **dbg)
+			u64 *vaddr, Dwarf_CFI **eh)
 {
 	int err;
 
-	*eh = *dbg = NULL;
+	*eh = NULL;
 	if (!dso->opened && (err = dso_open(ctx, dso)))
 		return err;
 	if (!dso->found || !off_to_vaddr(dso, file_off, vaddr))
 		return -ENOENT;
-	dso_cfi(dso);
+	dso_eh_cfi(dso);
 	*eh = dso->eh_cfi;
-	*dbg = dso->dbg_cfi;
 	return 0;
+}
+
+/* .debug_frame as a second source (libpython has none, but some -g
+ * builds do). Asked for only where .eh_frame has no entry, since it
+ * opens the DSO's DWARF (docs/design.md §6.3). */
+Dwarf_CFI *sym_dso_debug_cfi(struct sym_dso *dso)
+{
+	Dwarf *dw;
+
+	if (!dso->dbg_cfi_tried) {
+		dso->dbg_cfi_tried = true;
+		if (dso->found && (dw = dso_dwarf(dso)))
+			dso->dbg_cfi = dwarf_getcfi(dw);
+	}
+	return dso->dbg_cfi;
 }
 
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso)
@@ -750,7 +758,7 @@ static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
 
 	if (!d->fde_tried)
 		load_fde_tab(d);
-	dso_cfi(d);
+	dso_eh_cfi(d);
 	if (!d->fde_tab || !d->eh_cfi || dwarf_cfi_addrframe(d->eh_cfi, vaddr, &f))
 		return 0;
 	free(f);

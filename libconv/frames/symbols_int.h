@@ -44,7 +44,7 @@ struct sym_dso {
 	const char *name;
 	u8 bid[BUILD_ID_MAX];
 	size_t bid_size; /* 0: unknown */
-	bool opened, found, warned, no_dwarf, dw_tried;
+	bool opened, found, warned, no_dwarf, dw_tried, dbg_cfi_tried;
 	Elf *elf;   /* main binary: segments and symbols */
 	Elf *dbg;   /* separate debug file: symbols and DWARF */
 	Dwarf *dw;  /* from dbg if it has DWARF, else from elf */
