@@ -33,6 +33,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -134,6 +135,10 @@ static void dso_free(struct sym_dso *d)
 		elf_end(d->dbg);
 	if (d->elf)
 		elf_end(d->elf);
+	/* After elf_end(): libelf leaves data buffers to their owner. */
+	while (d->nzbufs)
+		free(d->zbufs[--d->nzbufs]);
+	free(d->zbufs);
 	free(d->mem_image);
 	free(d);
 }
@@ -579,9 +584,111 @@ static void hide_unused_dwarf(Elf *elf)
 	}
 }
 
+/* The DWARF sections libdw takes and the symbolizer reads (all of
+ * libdw 0.188's list but those of unused_dwarf_scn()). */
+static bool used_dwarf_scn(const char *name)
+{
+	static const char *const used[] = {
+		"info", "types", "abbrev", "addr", "aranges", "line",
+		"line_str", "frame", "str", "str_offsets", "ranges", "rnglists"
+	};
+	size_t i;
+
+	if (strncmp(name, ".debug_", 7))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(used); i++)
+		if (!strcmp(name + 7, used[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Inflate one SHF_COMPRESSED (gABI "Compression Headers") zlib section
+ * with libdeflate, about twice as fast as libelf's zlib inflate, and
+ * hand it to libdw as an uncompressed section: the section's Elf_Data
+ * points at our buffer (libelf leaves d_buf to its owner and elf_end()
+ * never frees it) and its header loses SHF_COMPRESSED, so check_section
+ * (libdw/dwarf_begin_elf.c) takes the data as it is. Anything unusual
+ * (another algorithm, a size that does not match, a damaged stream, no
+ * memory) leaves the section untouched for libelf, which then does
+ * what it always did: the same bytes either way.
+ */
+static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
+			Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
+		sizeof(Elf64_Chdr), got = 0;
+	Elf_Data *data;
+	GElf_Chdr ch;
+	void *out;
+
+	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB ||
+	    !(data = elf_getdata(scn, NULL)) || !data->d_buf ||
+	    data->d_size <= hdr || !ch.ch_size ||
+	    /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
+	    ch.ch_size / 1032 > data->d_size || ch.ch_size > SIZE_MAX / 2 ||
+	    ensure_mem((void **)&d->zbufs, &d->zcap, sizeof(*d->zbufs), d->nzbufs + 1) ||
+	    !(out = malloc(ch.ch_size)))
+		return;
+	if (libdeflate_zlib_decompress(z, (const char *)data->d_buf + hdr,
+				       data->d_size - hdr, out, ch.ch_size,
+				       &got) != LIBDEFLATE_SUCCESS ||
+	    got != ch.ch_size) {
+		free(out);
+		return;
+	}
+	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh->sh_size = ch.ch_size;
+	sh->sh_addralign = ch.ch_addralign;
+	if (!gelf_update_shdr(scn, sh)) {
+		free(out);
+		return;
+	}
+	data->d_buf = out;
+	data->d_size = ch.ch_size;
+	data->d_type = ELF_T_BYTE;
+	data->d_align = ch.ch_addralign;
+	d->zbufs[d->nzbufs++] = out;
+}
+
+/*
+ * Make @elf ready for dwarf_begin_elf(): hide what the symbolizer never
+ * reads (unused_dwarf_scn) and inflate the compressed sections it does
+ * read ourselves (inflate_scn). Only files in the host's byte order:
+ * libelf's Elf_Data of a foreign compressed section is converted, and
+ * libdw keeps those as they were.
+ */
+static void prepare_dwarf(struct sym_dso *d, Elf *elf)
+{
+	static const union { u16 v; u8 b[2]; } host = { 1 };
+	struct libdeflate_decompressor *z = NULL;
+	const char *ident = elf_getident(elf, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	const char *name;
+	GElf_Shdr sh;
+
+	hide_unused_dwarf(elf);
+	if (!ident || ident[EI_DATA] != (host.b[0] ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    elf_getshdrstrndx(elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) || (sh.sh_flags & SHF_GROUP) ||
+		    !(name = elf_strptr(elf, shstr, sh.sh_name)) ||
+		    !used_dwarf_scn(name))
+			continue;
+		if (!z && !(z = libdeflate_alloc_decompressor()))
+			return;
+		inflate_scn(d, z, elf, scn, &sh);
+	}
+	if (z)
+		libdeflate_free_decompressor(z);
+}
+
 /* The DSO's Dwarf, opened on first use and kept for the session (never
- * one per lookup). libdw decompresses SHF_COMPRESSED debug sections
- * here, so DSOs resolved without DWARF never pay for it, and the ones
+ * one per lookup). Debug sections are inflated here (prepare_dwarf),
+ * so DSOs resolved without DWARF never pay for it, and the ones
  * hide_unused_dwarf() hides are not paid for at all. */
 static Dwarf *dso_dwarf(struct sym_dso *d)
 {
@@ -590,11 +697,11 @@ static Dwarf *dso_dwarf(struct sym_dso *d)
 	if (!d->dw_tried) {
 		d->dw_tried = true;
 		if (d->dbg) {
-			hide_unused_dwarf(d->dbg);
+			prepare_dwarf(d, d->dbg);
 			d->dw = dwarf_begin_elf(d->dbg, DWARF_C_READ, NULL);
 		}
 		if (!d->dw && d->elf) {
-			hide_unused_dwarf(d->elf);
+			prepare_dwarf(d, d->elf);
 			d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 		}
 	}
