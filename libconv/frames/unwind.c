@@ -82,11 +82,22 @@ static bool fcache_eq(const void *ent, const void *key)
 	return e->dso == k->dso && e->file_off == k->file_off;
 }
 
+/* Where each register of an architecture sits in a sample's regs[] for
+ * one sample_regs_user mask; recomputed when the mask or arch changes
+ * (one event, one mask: once per session in practice). */
+struct reg_slots {
+	const struct arch *arch; /* NULL: not computed */
+	u64 mask;
+	u8 idx[ARCH_MAXREGS];	 /* SLOT_NONE: not in the mask */
+};
+#define SLOT_NONE 0xff
+
 struct unw_ctx {
 	struct sym_ctx *sym;
 	const struct arch *arch;
 	struct htab tab; /* CFI cache: struct fcache_ent */
 	struct unw_stats stats;
+	struct reg_slots slots;
 };
 
 int unw_ctx_new(struct sym_ctx *sym, struct unw_ctx **out)
@@ -671,27 +682,29 @@ static enum step step_fp(const struct arch *a, const struct regs *cur,
 
 /* ------------------------------------------------------------- walk */
 
-static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask,
-		      struct regs *r);
-
 /* Any mask works, perf's own or one with more registers (VG on SVE
  * CPUs, bit 33 of aarch64): only the bits the architecture names are
  * read. */
-static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask,
-		      struct regs *r)
+static void load_regs(struct reg_slots *sl, const struct arch *a,
+		      const struct rec_sample *s, u64 mask, struct regs *r)
 {
-	unsigned reg, bit, idx;
+	unsigned reg, bit;
 
-	memset(r, 0, sizeof(*r));
-	for (reg = 0; reg < a->nregs; reg++) {
-		bit = a->perf_bit[reg];
-		if (bit >= 64 || !(mask & (1ULL << bit)))
-			continue;
-		/* regs[] holds the set bits of the mask in ascending order. */
-		idx = (unsigned)__builtin_popcountll(mask & ((1ULL << bit) - 1));
-		if (idx < s->nr_regs)
-			reg_set(r, reg, get_u64(s->regs + 8 * (u64)idx));
+	if (sl->arch != a || sl->mask != mask) {
+		sl->arch = a;
+		sl->mask = mask;
+		for (reg = 0; reg < a->nregs; reg++) {
+			bit = a->perf_bit[reg];
+			/* regs[] holds the set bits of the mask in
+			 * ascending order. */
+			sl->idx[reg] = bit >= 64 || !(mask & (1ULL << bit)) ? SLOT_NONE :
+				(u8)__builtin_popcountll(mask & ((1ULL << bit) - 1));
+		}
 	}
+	memset(r, 0, sizeof(*r));
+	for (reg = 0; reg < a->nregs; reg++)
+		if (sl->idx[reg] != SLOT_NONE && sl->idx[reg] < s->nr_regs)
+			reg_set(r, reg, get_u64(s->regs + 8 * (u64)sl->idx[reg]));
 }
 
 /* The return address still in the link register, CFA = SP: every other
@@ -776,7 +789,7 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 	if (!s->regs_abi || !s->regs || !max)
 		return 0;
 	u->stats.samples++;
-	load_regs(a, s, regs_mask, cur);
+	load_regs(&u->slots, a, s, regs_mask, cur);
 	if (!reg_get(cur, a->pc, &pc) || !reg_get(cur, a->sp, &sp))
 		return 0;
 	m.sp0 = sp;
@@ -857,7 +870,7 @@ int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask
 	if (a->lr == ARCH_NOREG || !s->regs_abi || !s->regs ||
 	    leaf->kind != UNW_CODE_DSO)
 		return 0;
-	load_regs(a, s, regs_mask, &r);
+	load_regs(&u->slots, a, s, regs_mask, &r);
 	if (!reg_get(&r, a->lr, caller))
 		return 0;
 	/* A DSO whose file is not found: perf has no module to unwind. */
