@@ -55,7 +55,7 @@ endif
 
 # libdebuginfod is dlopen()ed at run time (frames/debuginfod.c): only its
 # header is needed here.
-PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c
+PKGS := libdw libelf libzstd libtraceevent zlib libprotobuf-c libdeflate
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

@@ -18,6 +18,9 @@ pkgs=(build-essential pkg-config libdw-dev libelf-dev libzstd-dev time
       libtraceevent-dev linux-source-6.1 linux-perf clang chromium shellcheck
       python3-torch libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
       libdebuginfod-dev golang-go debuginfod)
+# libdeflate-dev: inflating compressed debug sections before libdw opens
+# them (libconv/frames/symbols.c, docs/design.md §6.3).
+pkgs+=(libdeflate-dev)
 # patchelf: make wheel bundles libperfspy.so's libraries with an $ORIGIN
 # rpath (scripts/build-wheel.sh).
 pkgs+=(patchelf)

@@ -260,6 +260,25 @@ static int die_parents(Dwarf_Die *cu, Dwarf_Off target, Dwarf_Die *out, int max)
 }
 
 /*
+ * A C compilation unit: C has no namespaces and its structures hold no
+ * functions, so nothing in it is qualified. Worth knowing up front, as
+ * die_parents() walks the CU from its start (libc's CUs: 16% of all
+ * instructions on a DWARF profile before this, docs/design.md §6.3).
+ */
+static bool c_unit(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * @name qualified by the namespaces, classes, structures and unions
  * enclosing @die (the DIE that holds DW_AT_name), as the demangler
  * writes symbol names: `std::generate_n<...>`, `ns::Class::method`,
@@ -276,7 +295,7 @@ static int qualify(struct sym_ctx *ctx, Dwarf_Die *die, const char *name,
 	int n, i, tag, w;
 
 	*out = name;
-	if (!dwarf_diecu(die, &cu, NULL, NULL))
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || c_unit(&cu))
 		return 0;
 	n = die_parents(&cu, dwarf_dieoffset(die), scopes, (int)ARRAY_SIZE(scopes));
 	for (i = 0; i < n; i++) {

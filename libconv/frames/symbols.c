@@ -33,6 +33,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -134,6 +135,10 @@ static void dso_free(struct sym_dso *d)
 		elf_end(d->dbg);
 	if (d->elf)
 		elf_end(d->elf);
+	/* After elf_end(): libelf leaves data buffers to their owner. */
+	while (d->nzbufs)
+		free(d->zbufs[--d->nzbufs]);
+	free(d->zbufs);
 	free(d->mem_image);
 	free(d);
 }
@@ -536,19 +541,179 @@ static int dso_open(struct sym_ctx *ctx, struct sym_dso *dso)
 	return err ? err : load_symbols(dso);
 }
 
+/*
+ * DWARF sections libdw knows but the symbolizer never reads: location
+ * lists (variables), macros and the pubnames index; with "z" for GNU
+ * .zdebug_ names. dwarf_begin_elf() decompresses every section it knows
+ * at open (check_section, libdw/dwarf_begin_elf.c in 0.188), and libc's
+ * .debug_loclists alone is 1.4 MB of inflate (docs/design.md §6.3).
+ */
+static bool unused_dwarf_scn(const char *name)
+{
+	static const char *const unused[] = { "loc", "loclists", "macro",
+					      "macinfo", "pubnames" };
+	size_t i;
+
+	if (!strncmp(name, ".debug_", 7))
+		name += 7;
+	else if (!strncmp(name, ".zdebug_", 8))
+		name += 8;
+	else
+		return false;
+	for (i = 0; i < ARRAY_SIZE(unused); i++)
+		if (!strcmp(name, unused[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Make libdw skip the sections of unused_dwarf_scn() by turning them
+ * into SHT_NOBITS, which check_section ignores. Only libelf's copy of
+ * the section headers changes: for ELF_C_READ_MMAP it keeps one of its
+ * own (elf_begin.c: "We need a copy to be able to write"), elf_memory()
+ * images are ours, and nothing ever writes the Elf back. Nothing else
+ * reads these sections (symbols: .symtab/.dynsym; CFI: .eh_frame and
+ * .debug_frame).
+ */
+static void hide_unused_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstr;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstr, sh.sh_name)) ||
+		    !unused_dwarf_scn(name))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		gelf_update_shdr(scn, &sh); /* on failure libdw reads it */
+	}
+}
+
+/* The DWARF sections libdw takes and the symbolizer reads (all of
+ * libdw 0.188's list but those of unused_dwarf_scn()). */
+static bool used_dwarf_scn(const char *name)
+{
+	static const char *const used[] = {
+		"info", "types", "abbrev", "addr", "aranges", "line",
+		"line_str", "frame", "str", "str_offsets", "ranges", "rnglists"
+	};
+	size_t i;
+
+	if (strncmp(name, ".debug_", 7))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(used); i++)
+		if (!strcmp(name + 7, used[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Inflate one SHF_COMPRESSED (gABI "Compression Headers") zlib section
+ * with libdeflate, about twice as fast as libelf's zlib inflate, and
+ * hand it to libdw as an uncompressed section: the section's Elf_Data
+ * points at our buffer (libelf leaves d_buf to its owner and elf_end()
+ * never frees it) and its header loses SHF_COMPRESSED, so check_section
+ * (libdw/dwarf_begin_elf.c) takes the data as it is. Anything unusual
+ * (another algorithm, a size that does not match, a damaged stream, no
+ * memory) leaves the section untouched for libelf, which then does
+ * what it always did: the same bytes either way.
+ */
+static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
+			Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
+		sizeof(Elf64_Chdr), got = 0;
+	Elf_Data *data;
+	GElf_Chdr ch;
+	void *out;
+
+	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB ||
+	    !(data = elf_getdata(scn, NULL)) || !data->d_buf ||
+	    data->d_size <= hdr || !ch.ch_size ||
+	    /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
+	    ch.ch_size / 1032 > data->d_size || ch.ch_size > SIZE_MAX / 2 ||
+	    ensure_mem((void **)&d->zbufs, &d->zcap, sizeof(*d->zbufs), d->nzbufs + 1) ||
+	    !(out = malloc(ch.ch_size)))
+		return;
+	if (libdeflate_zlib_decompress(z, (const char *)data->d_buf + hdr,
+				       data->d_size - hdr, out, ch.ch_size,
+				       &got) != LIBDEFLATE_SUCCESS ||
+	    got != ch.ch_size) {
+		free(out);
+		return;
+	}
+	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh->sh_size = ch.ch_size;
+	sh->sh_addralign = ch.ch_addralign;
+	if (!gelf_update_shdr(scn, sh)) {
+		free(out);
+		return;
+	}
+	data->d_buf = out;
+	data->d_size = ch.ch_size;
+	data->d_type = ELF_T_BYTE;
+	data->d_align = ch.ch_addralign;
+	d->zbufs[d->nzbufs++] = out;
+}
+
+/*
+ * Make @elf ready for dwarf_begin_elf(): hide what the symbolizer never
+ * reads (unused_dwarf_scn) and inflate the compressed sections it does
+ * read ourselves (inflate_scn). Only files in the host's byte order:
+ * libelf's Elf_Data of a foreign compressed section is converted, and
+ * libdw keeps those as they were.
+ */
+static void prepare_dwarf(struct sym_dso *d, Elf *elf)
+{
+	static const union { u16 v; u8 b[2]; } host = { 1 };
+	struct libdeflate_decompressor *z = NULL;
+	const char *ident = elf_getident(elf, NULL);
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	const char *name;
+	GElf_Shdr sh;
+
+	hide_unused_dwarf(elf);
+	if (!ident || ident[EI_DATA] != (host.b[0] ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    elf_getshdrstrndx(elf, &shstr))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED) || (sh.sh_flags & SHF_GROUP) ||
+		    !(name = elf_strptr(elf, shstr, sh.sh_name)) ||
+		    !used_dwarf_scn(name))
+			continue;
+		if (!z && !(z = libdeflate_alloc_decompressor()))
+			return;
+		inflate_scn(d, z, elf, scn, &sh);
+	}
+	if (z)
+		libdeflate_free_decompressor(z);
+}
+
 /* The DSO's Dwarf, opened on first use and kept for the session (never
- * one per lookup). libdw decompresses SHF_COMPRESSED debug sections
- * here, so DSOs resolved without DWARF never pay for it. */
+ * one per lookup). Debug sections are inflated here (prepare_dwarf),
+ * so DSOs resolved without DWARF never pay for it, and the ones
+ * hide_unused_dwarf() hides are not paid for at all. */
 static Dwarf *dso_dwarf(struct sym_dso *d)
 {
 	if (d->no_dwarf)
 		return NULL;
 	if (!d->dw_tried) {
 		d->dw_tried = true;
-		if (d->dbg)
+		if (d->dbg) {
+			prepare_dwarf(d, d->dbg);
 			d->dw = dwarf_begin_elf(d->dbg, DWARF_C_READ, NULL);
-		if (!d->dw && d->elf)
+		}
+		if (!d->dw && d->elf) {
+			prepare_dwarf(d, d->elf);
 			d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+		}
 	}
 	return d->dw;
 }
@@ -572,45 +737,52 @@ static bool has_debug_frame(Elf *elf)
 	return false;
 }
 
-/* Open @dso's CFI tables once (see sym_dso_unwind_info). The DWARF of a
- * file without .debug_frame gives no CFI (libdw's dwarf_getcfi), and
- * opening it decompresses every .debug_* section: most binaries unwind
- * with .eh_frame alone, so it is opened only when there is one (issue
- * 16: it was a sixth of a DWARF conversion, and -j N's sessions each
- * paid it). */
-static void dso_cfi(struct sym_dso *dso)
+/* Open @dso's .eh_frame CFI once (see sym_dso_unwind_info). */
+static void dso_eh_cfi(struct sym_dso *dso)
 {
 	if (!dso->cfi_tried) {
-		Dwarf *dw = NULL;
-
 		dso->cfi_tried = true;
 		if (dso->elf)
 			dso->eh_cfi = dwarf_getcfi_elf(dso->elf);
-		if (has_debug_frame(dso->dbg) || has_debug_frame(dso->elf))
-			dw = dso_dwarf(dso);
-		if (dw)
-			dso->dbg_cfi = dwarf_getcfi(dw);
 	}
 }
 
 /* Call frame information for the unwinder: .eh_frame from the loaded
- * binary (what the runtime itself unwinds with), and .debug_frame as a
- * second source (libpython has none, but some -g builds do). Both are
- * indexed by ELF address; libdw keeps a sorted FDE table per CFI. */
+ * binary (what the runtime itself unwinds with), indexed by ELF address;
+ * libdw keeps a sorted FDE table per CFI. */
 int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
-			u64 *vaddr, Dwarf_CFI **eh, Dwarf_CFI **dbg)
+			u64 *vaddr, Dwarf_CFI **eh)
 {
 	int err;
 
-	*eh = *dbg = NULL;
+	*eh = NULL;
 	if (!dso->opened && (err = dso_open(ctx, dso)))
 		return err;
 	if (!dso->found || !off_to_vaddr(dso, file_off, vaddr))
 		return -ENOENT;
-	dso_cfi(dso);
+	dso_eh_cfi(dso);
 	*eh = dso->eh_cfi;
-	*dbg = dso->dbg_cfi;
 	return 0;
+}
+
+/* .debug_frame as a second source (libpython has none, but some -g
+ * builds do). Asked for only where .eh_frame has no entry, since it
+ * opens the DSO's DWARF (docs/design.md §6.3). */
+Dwarf_CFI *sym_dso_debug_cfi(struct sym_dso *dso)
+{
+	Dwarf *dw;
+
+	/* The DWARF of a file without .debug_frame gives no CFI (libdw's
+	 * dwarf_getcfi), and opening it inflates its debug sections: each
+	 * -j N session would pay that for nothing (its names come from the
+	 * shared symbolizer, docs/design.md §6.4). */
+	if (!dso->dbg_cfi_tried) {
+		dso->dbg_cfi_tried = true;
+		if (dso->found && (has_debug_frame(dso->dbg) || has_debug_frame(dso->elf)) &&
+		    (dw = dso_dwarf(dso)))
+			dso->dbg_cfi = dwarf_getcfi(dw);
+	}
+	return dso->dbg_cfi;
 }
 
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso)
@@ -727,7 +899,7 @@ static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
 
 	if (!d->fde_tried)
 		load_fde_tab(d);
-	dso_cfi(d);
+	dso_eh_cfi(d);
 	if (!d->fde_tab || !d->eh_cfi || dwarf_cfi_addrframe(d->eh_cfi, vaddr, &f))
 		return 0;
 	free(f);

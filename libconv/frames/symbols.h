@@ -88,14 +88,17 @@ int sym_dso_twin(struct sym_ctx *ctx, const struct sym_dso *dso, struct sym_dso 
 
 /*
  * Unwind tables of @dso for the address at @file_off: *@vaddr gets its
- * ELF address, *@eh the .eh_frame CFI and *@dbg the .debug_frame CFI
- * (either may be NULL). Both stay valid until sym_ctx_free(). Returns 0,
- * -ENOENT when the DSO has no file or the offset lies in no segment, or
- * -ENOMEM.
+ * ELF address, *@eh the .eh_frame CFI (may be NULL), valid until
+ * sym_ctx_free(). Returns 0, -ENOENT when the DSO has no file or the
+ * offset lies in no segment, or -ENOMEM.
  */
 typedef struct Dwarf_CFI_s Dwarf_CFI;
 int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
-			u64 *vaddr, Dwarf_CFI **eh, Dwarf_CFI **dbg);
+			u64 *vaddr, Dwarf_CFI **eh);
+/* The .debug_frame CFI of a found @dso, or NULL; opens its DWARF on the
+ * first call, so ask only when .eh_frame has nothing. Valid until
+ * sym_ctx_free(). */
+Dwarf_CFI *sym_dso_debug_cfi(struct sym_dso *dso);
 
 /* True once opened, if an ELF file was found and used. */
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso);

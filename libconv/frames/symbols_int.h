@@ -44,7 +44,7 @@ struct sym_dso {
 	const char *name;
 	u8 bid[BUILD_ID_MAX];
 	size_t bid_size; /* 0: unknown */
-	bool opened, found, warned, no_dwarf, dw_tried;
+	bool opened, found, warned, no_dwarf, dw_tried, dbg_cfi_tried;
 	Elf *elf;   /* main binary: segments and symbols */
 	Elf *dbg;   /* separate debug file: symbols and DWARF */
 	Dwarf *dw;  /* from dbg if it has DWARF, else from elf */
@@ -59,6 +59,8 @@ struct sym_dso {
 	bool cus_built;
 	struct htab cufns; /* CU DIE offset -> struct cu_fns; lazily set up */
 	u8 *mem_image;      /* our copy of an in-memory ELF ([vdso]) */
+	void **zbufs;       /* debug sections we inflated for libdw */
+	size_t nzbufs, zcap;
 	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
 	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */
 	bool cfi_tried;

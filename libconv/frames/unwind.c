@@ -59,17 +59,19 @@ struct rule {
 	s64 off[NSAVED];
 };
 
+/* Keyed by file offset, what frames carry, so that a hit costs one
+ * probe and no trip through the DSO's segments (docs/design.md §6.3). */
 struct fcache_ent {
 	u64 hash;
 	struct sym_dso *dso;
-	u64 vaddr;
+	u64 file_off;
 	Dwarf_Frame *frame; /* NULL: no CFI covers this address */
 	struct rule rule;
 };
 
 struct fcache_key {
 	const struct sym_dso *dso;
-	u64 vaddr;
+	u64 file_off;
 };
 
 static bool fcache_eq(const void *ent, const void *key)
@@ -77,14 +79,25 @@ static bool fcache_eq(const void *ent, const void *key)
 	const struct fcache_ent *e = ent;
 	const struct fcache_key *k = key;
 
-	return e->dso == k->dso && e->vaddr == k->vaddr;
+	return e->dso == k->dso && e->file_off == k->file_off;
 }
+
+/* Where each register of an architecture sits in a sample's regs[] for
+ * one sample_regs_user mask; recomputed when the mask or arch changes
+ * (one event, one mask: once per session in practice). */
+struct reg_slots {
+	const struct arch *arch; /* NULL: not computed */
+	u64 mask;
+	u8 idx[ARCH_MAXREGS];	 /* SLOT_NONE: not in the mask */
+};
+#define SLOT_NONE 0xff
 
 struct unw_ctx {
 	struct sym_ctx *sym;
 	const struct arch *arch;
 	struct htab tab; /* CFI cache: struct fcache_ent */
 	struct unw_stats stats;
+	struct reg_slots slots;
 };
 
 int unw_ctx_new(struct sym_ctx *sym, struct unw_ctx **out)
@@ -316,32 +329,33 @@ static void compile_rule(const struct arch *a, Dwarf_Frame *fr, struct rule *r);
 static int frame_for(struct unw_ctx *u, struct sym_dso *dso, u64 file_off,
 		     Dwarf_Frame **out, const struct rule **rule)
 {
+	struct fcache_key key = { dso, file_off };
+	u64 vaddr, h = hash_mix((u64)(uintptr_t)dso ^ hash_mix(file_off));
 	Dwarf_CFI *eh, *dbg;
-	struct fcache_key key;
 	struct fcache_ent *e;
-	u64 vaddr, h;
 	int err;
 
 	*out = NULL;
-	err = sym_dso_unwind_info(u->sym, dso, file_off, &vaddr, &eh, &dbg);
-	if (err)
-		return err == -ENOMEM ? err : 0;
-	if ((err = htab_reserve(&u->tab)))
-		return err;
-	key = (struct fcache_key){ dso, vaddr };
-	h = hash_mix((u64)(uintptr_t)dso ^ hash_mix(vaddr));
-	e = htab_probe(&u->tab, h, fcache_eq, &key);
-	if (htab_used(e)) {
+	e = htab_find(&u->tab, h, fcache_eq, &key);
+	if (e) {
 		*out = e->frame;
 		*rule = &e->rule;
 		return 0;
 	}
+	err = sym_dso_unwind_info(u->sym, dso, file_off, &vaddr, &eh);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	if ((err = htab_reserve(&u->tab)))
+		return err;
+	/* A miss above: the probe ends on a free entry. */
+	e = htab_probe(&u->tab, h, fcache_eq, &key);
 	htab_claim(&u->tab, e, h);
 	e->dso = dso;
-	e->vaddr = vaddr;
+	e->file_off = file_off;
 	e->frame = NULL;
 	if (!eh || dwarf_cfi_addrframe(eh, vaddr, &e->frame) != 0) {
 		e->frame = NULL;
+		dbg = sym_dso_debug_cfi(dso);
 		if (dbg && dwarf_cfi_addrframe(dbg, vaddr, &e->frame) != 0)
 			e->frame = NULL;
 	}
@@ -668,27 +682,29 @@ static enum step step_fp(const struct arch *a, const struct regs *cur,
 
 /* ------------------------------------------------------------- walk */
 
-static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask,
-		      struct regs *r);
-
 /* Any mask works, perf's own or one with more registers (VG on SVE
  * CPUs, bit 33 of aarch64): only the bits the architecture names are
  * read. */
-static void load_regs(const struct arch *a, const struct rec_sample *s, u64 mask,
-		      struct regs *r)
+static void load_regs(struct reg_slots *sl, const struct arch *a,
+		      const struct rec_sample *s, u64 mask, struct regs *r)
 {
-	unsigned reg, bit, idx;
+	unsigned reg, bit;
 
-	memset(r, 0, sizeof(*r));
-	for (reg = 0; reg < a->nregs; reg++) {
-		bit = a->perf_bit[reg];
-		if (bit >= 64 || !(mask & (1ULL << bit)))
-			continue;
-		/* regs[] holds the set bits of the mask in ascending order. */
-		idx = (unsigned)__builtin_popcountll(mask & ((1ULL << bit) - 1));
-		if (idx < s->nr_regs)
-			reg_set(r, reg, get_u64(s->regs + 8 * (u64)idx));
+	if (sl->arch != a || sl->mask != mask) {
+		sl->arch = a;
+		sl->mask = mask;
+		for (reg = 0; reg < a->nregs; reg++) {
+			bit = a->perf_bit[reg];
+			/* regs[] holds the set bits of the mask in
+			 * ascending order. */
+			sl->idx[reg] = bit >= 64 || !(mask & (1ULL << bit)) ? SLOT_NONE :
+				(u8)__builtin_popcountll(mask & ((1ULL << bit) - 1));
+		}
 	}
+	memset(r, 0, sizeof(*r));
+	for (reg = 0; reg < a->nregs; reg++)
+		if (sl->idx[reg] != SLOT_NONE && sl->idx[reg] < s->nr_regs)
+			reg_set(r, reg, get_u64(s->regs + 8 * (u64)sl->idx[reg]));
 }
 
 /* The return address still in the link register, CFA = SP: every other
@@ -761,7 +777,10 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 {
 	const struct arch *a = u->arch;
 	struct mem m = { 0 };
-	struct regs cur, next;
+	/* Two register sets used in turn: every step writes next->valid
+	 * and reg_get() reads valid registers only, so nothing is copied
+	 * from one frame to the next. */
+	struct regs rb[2], *cur = &rb[0], *next = &rb[1], *t;
 	u32 n = 0;
 	u64 pc, sp;
 	int err;
@@ -770,8 +789,8 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 	if (!s->regs_abi || !s->regs || !max)
 		return 0;
 	u->stats.samples++;
-	load_regs(a, s, regs_mask, &cur);
-	if (!reg_get(&cur, a->pc, &pc) || !reg_get(&cur, a->sp, &sp))
+	load_regs(&u->slots, a, s, regs_mask, cur);
+	if (!reg_get(cur, a->pc, &pc) || !reg_get(cur, a->sp, &sp))
 		return 0;
 	m.sp0 = sp;
 	m.stack = s->stack;
@@ -792,7 +811,7 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 			*end = UNW_END_MAX;
 			break;
 		}
-		st = step_one(u, f, &cur, &next, &m);
+		st = step_one(u, f, cur, next, &m);
 		if (st == STEP_ROOT) {
 			*end = UNW_END_ROOT;
 			break;
@@ -800,15 +819,17 @@ int unw_sample(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask,
 		/* The stack pointer grows at each step, except from a leaf
 		 * whose return address is still in the link register: its
 		 * CFA can be its SP (docs/arm64.md §2.2). */
-		if (st == STEP_FAIL || !reg_get(&next, a->pc, &pc) ||
-		    !reg_get(&next, a->sp, &sp) || !pc ||
-		    (sp <= cur.r[a->sp] &&
-		     !(sp == cur.r[a->sp] && n == 1 && a->lr != ARCH_NOREG))) {
+		if (st == STEP_FAIL || !reg_get(next, a->pc, &pc) ||
+		    !reg_get(next, a->sp, &sp) || !pc ||
+		    (sp <= cur->r[a->sp] &&
+		     !(sp == cur->r[a->sp] && n == 1 && a->lr != ARCH_NOREG))) {
 			*end = m.beyond ? UNW_END_CUT : pc == 0 && st == STEP_OK ?
 				UNW_END_ROOT : UNW_END_LOST;
 			break;
 		}
+		t = cur;
 		cur = next;
+		next = t;
 	}
 	u->stats.frames += n;
 	switch (*end) {
@@ -839,7 +860,7 @@ int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask
 	const struct arch *a = u->arch;
 	Dwarf_Op ops_mem[3], *ops;
 	const struct rule *rule;
-	Dwarf_CFI *eh, *dbg;
+	Dwarf_CFI *eh;
 	Dwarf_Frame *fr;
 	struct regs r;
 	size_t nops;
@@ -849,11 +870,11 @@ int unw_leaf_caller(struct unw_ctx *u, const struct rec_sample *s, u64 regs_mask
 	if (a->lr == ARCH_NOREG || !s->regs_abi || !s->regs ||
 	    leaf->kind != UNW_CODE_DSO)
 		return 0;
-	load_regs(a, s, regs_mask, &r);
+	load_regs(&u->slots, a, s, regs_mask, &r);
 	if (!reg_get(&r, a->lr, caller))
 		return 0;
 	/* A DSO whose file is not found: perf has no module to unwind. */
-	err = sym_dso_unwind_info(u->sym, leaf->dso, leaf->file_off, &vaddr, &eh, &dbg);
+	err = sym_dso_unwind_info(u->sym, leaf->dso, leaf->file_off, &vaddr, &eh);
 	if (err)
 		return err == -ENOMEM ? err : 0;
 	err = frame_for(u, leaf->dso, leaf->file_off, &fr, &rule);

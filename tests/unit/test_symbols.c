@@ -17,6 +17,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -468,6 +470,104 @@ static void test_split_debug(void)
 	dlclose(fx.h);
 }
 
+/* The section header of @name in the ELF file @path, false if none. */
+static bool find_scn(const char *path, const char *name, GElf_Shdr *out)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	const char *n;
+	size_t shstr;
+	Elf *elf;
+
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstr))
+		while (!found && (scn = elf_nextscn(elf, scn)))
+			found = gelf_getshdr(scn, out) &&
+				(n = elf_strptr(elf, shstr, out->sh_name)) &&
+				!strcmp(n, name);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/*
+ * Compressed debug sections (cc -gz=zlib: SHF_COMPRESSED), which
+ * symbols.c inflates itself before libdw opens the file: the frames are
+ * those of the uncompressed build (test_c_fixture "c_gz"), and a
+ * damaged .debug_info stream costs the DSO its DWARF, not its ELF
+ * names, exactly as when libelf inflated it.
+ */
+static void test_compressed(void)
+{
+	char cache[600], dir[1400], path[1500];
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = cache };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	struct fixture fx;
+	GElf_Shdr sh;
+	u8 bid[20], b;
+	FILE *f;
+	u64 off;
+	int n;
+
+	if (!build_fixture(&fx, "cc", "-gz=zlib", "symtest.c", "gz_bad"))
+		return;
+	fx.fns = dlsym(fx.h, "symtest_fns");
+	T(fx.fns != NULL);
+	T(find_scn(fx.so, ".debug_info", &sh));
+	T(sh.sh_flags & SHF_COMPRESSED);
+	if (!fx.fns || !(sh.sh_flags & SHF_COMPRESSED) || sh.sh_size < 64) {
+		dlclose(fx.h);
+		return;
+	}
+	off = file_off(fx.so, fx.fns[0]); /* static_fn */
+	hex_bid(FIXTURE_BID, bid);
+	snprintf(cache, sizeof(cache), "%s/gzcache", tmpdir);
+	snprintf(dir, sizeof(dir), "%s/.build-id/01/%s", cache, FIXTURE_BID + 2);
+	snprintf(path, sizeof(path), "%s/elf", dir);
+	T_EQ_INT(run("mkdir -p %s && cp %s %s", dir, fx.so, path), 0);
+
+	/* Intact: DWARF file and line. */
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, "/gone/gz.so", bid, sizeof(bid), &dso), 0);
+	n = sym_resolve(ctx, dso, off, false, fr);
+	T_EQ_INT(n, 1);
+	if (n == 1)
+		expect_frame(&fr[0], "static_fn", "symtest.c",
+			     marker_line(fx.src, "static_fn"));
+	sym_ctx_free(ctx);
+
+	/* One byte flipped in the middle of the deflate stream. */
+	f = fopen(path, "r+b");
+	T(f != NULL);
+	if (!f) {
+		dlclose(fx.h);
+		return;
+	}
+	T(!fseek(f, (long)(sh.sh_offset + sh.sh_size / 2), SEEK_SET) &&
+	  fread(&b, 1, 1, f) == 1);
+	b ^= 0xff;
+	T(!fseek(f, (long)(sh.sh_offset + sh.sh_size / 2), SEEK_SET) &&
+	  fwrite(&b, 1, 1, f) == 1);
+	T_EQ_INT(fclose(f), 0);
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, "/gone/gz.so", bid, sizeof(bid), &dso), 0);
+	n = sym_resolve(ctx, dso, off, false, fr);
+	T_EQ_INT(n, 1);
+	if (n == 1) {
+		T_EQ_STR(fr[0].func, "static_fn");
+		T(fr[0].file == NULL);
+	}
+	sym_ctx_free(ctx);
+	dlclose(fx.h);
+}
+
 static int resolve_sym(struct sym_ctx *ctx, struct sym_dso *dso,
 		       const char *so, void *h, const char *sym, u64 delta,
 		       struct sym_frame *fr)
@@ -781,6 +881,8 @@ int main(void)
 	}
 	test_c_fixture("cc", "", "c_default");
 	test_c_fixture("cc", "-gdwarf-4", "c_dwarf4");
+	test_c_fixture("cc", "-gz=zlib", "c_gz");
+	test_compressed();
 	if (!run("clang --version >/dev/null 2>&1"))
 		test_c_fixture("clang", "", "c_clang");
 	test_build_ids();
