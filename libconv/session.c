@@ -106,13 +106,13 @@ struct perfspy_session {
 	 * and the flag that stops the workers when the pass fails. */
 	char *o_symfs, *o_buildid_dir, *o_kallsyms;
 	bool o_no_debuginfod;
-	int map_fd; /* the mapped file's fd (ours or the caller's), or -1 */
 	struct sym_ctx *rsym;	/* names frames in a split pass (stk_share_names) */
 	pthread_mutex_t *rlock;
 	struct idmap owner;
 	u64 *load;
 	u32 job, nr_jobs;
 	int *stop;
+	u64 *keep_at; /* per session: input still needed from here (split_keep) */
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -130,7 +130,6 @@ static int session_new(const struct perfspy_open_opts *opts,
 		return -ENOMEM;
 	htab_init(&s->chains, sizeof(struct chain_ent), 4096);
 	s->fd = -1;
-	s->map_fd = -1;
 	s->log.fn = OPTS_GET(opts, log_fn, NULL);
 	s->log.ctx = OPTS_GET(opts, log_ctx, NULL);
 	s->log.level = log_level_pick(OPTS_GET(opts, log_level, 0),
@@ -183,13 +182,8 @@ static int open_common(struct perfspy_session *s, int fd, const void *mem,
 		       size_t len)
 {
 	struct rd_opts ro = { .log = &s->log, .name = s->path };
-	int err = mem ? rd_open_mem(&s->rd, mem, len, &ro) :
+	return mem ? rd_open_mem(&s->rd, mem, len, &ro) :
 		rd_open_fd(&s->rd, fd, &ro);
-
-	/* -j N's workers map the file again: each lets go of the pages
-	 * behind it (rd_release_before), so RSS stays flat. */
-	s->map_fd = !err && !mem && s->rd.mem_is_map ? fd : -1;
-	return err;
 }
 
 /* A session on @fd (mapped or streamed) or, with @mem, on a buffer. */
@@ -977,7 +971,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
 	struct mach_thread *t;
 	struct rec_sample smp;
-	u32 owner = 0;
+	u32 owner = 0, tid;
+	bool picked = false;
 
 	s->nr_samples++;
 	if (!ev) {
@@ -994,15 +989,24 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 			return err;
 		s->kern_release_set = true;
 	}
+	/* -j N: a worker skips what another session folds, reading no
+	 * more of the record than its tid (a DWARF sample's other pages
+	 * stay untouched); the main session (job 0) keeps every sample's
+	 * statistics. */
+	if (s->nr_jobs > 1 && rec_sample_tid(ev, h, &tid)) {
+		int err = job_pick(s, tid, &owner);
+
+		if (err)
+			return err;
+		picked = true;
+		if (s->job && owner != s->job)
+			return 0;
+	}
 	if (rec_parse_sample(ev, h, &smp)) {
 		s->stats.bad_records++;
 		return 0;
 	}
-	if (!s->arch_set)
-		pick_arch(s, &smp);
-	/* -j N: a worker skips what another session folds; the main session
-	 * (job 0) keeps every sample's statistics. */
-	if (s->nr_jobs > 1) {
+	if (s->nr_jobs > 1 && !picked) {
 		int err = job_pick(s, smp.tid, &owner);
 
 		if (err)
@@ -1010,6 +1014,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		if (s->job && owner != s->job)
 			return 0;
 	}
+	if (!s->arch_set)
+		pick_arch(s, &smp);
 	if (smp.has_time && smp.time) {
 		if (!s->time_first || smp.time < s->time_first)
 			s->time_first = smp.time;
@@ -1195,6 +1201,27 @@ static bool can_order(const struct rd *rd)
 	return rd->nr_evsels > 0;
 }
 
+/*
+ * -j N's sessions read one mapping of the input, so a page is mapped (and
+ * paid for: a first touch costs microseconds, docs/design.md §6.4) once
+ * for all of them. Each says from where on it still needs the input
+ * (@keep: its oldest queued record); the main session lets go of what is
+ * behind all of them. The offset to release before, for this session.
+ */
+static u64 split_keep(struct perfspy_session *s, u64 keep)
+{
+	u64 v, min = keep;
+	u32 k;
+
+	if (!s->keep_at)
+		return keep;
+	__atomic_store_n(&s->keep_at[s->job], keep, __ATOMIC_RELAXED);
+	for (k = 0; k < s->nr_jobs; k++)
+		if ((v = __atomic_load_n(&s->keep_at[k], __ATOMIC_RELAXED)) < min)
+			min = v;
+	return min;
+}
+
 static int run_pass(struct perfspy_session *s)
 {
 	struct order o;
@@ -1221,7 +1248,7 @@ static int run_pass(struct perfspy_session *s)
 				err = -PERFSPY_E_INTERRUPTED;
 				break;
 			}
-			rd_release_before(&s->rd, keep < rec.offset ? keep : rec.offset);
+			rd_release_before(&s->rd, split_keep(s, keep < rec.offset ? keep : rec.offset));
 		}
 		if (type == REC_FINISHED_ROUND) {
 			err = flush_queue(s, &o, ord_round(&o));
@@ -1421,9 +1448,7 @@ static int job_open(struct perfspy_session *s, struct job *j, u32 k, int *stop)
 	j->opts.progress_fn = NULL;
 	err = perfspy_folder__new(&j->folder);
 	if (!err)
-		err = s->map_fd >= 0 ?
-			open_session(s->map_fd, NULL, 0, &oo, s->path, &j->s) :
-			open_session(-1, s->rd.mem, s->rd.mem_len, &oo, s->path, &j->s);
+		err = open_session(-1, s->rd.mem, s->rd.mem_len, &oo, s->path, &j->s);
 	if (err)
 		return err;
 	w = j->s;
@@ -1447,7 +1472,19 @@ static void *job_main(void *arg)
 {
 	struct job *j = arg;
 
-	j->err = one_pass(j->s);
+	struct perfspy_session *w = j->s;
+
+	j->err = one_pass(w);
+	/* Done with the input: the main session may let all of it go. */
+	__atomic_store_n(&w->keep_at[w->job], UINT64_MAX, __ATOMIC_RELAXED);
+	/* What the merge does not read goes now, while the main session
+	 * still works: the machine model, the caches. */
+	if (w->mach_live)
+		mach_free(&w->mach);
+	w->mach_live = false;
+	htab_free(&w->chains);
+	if (w->stk_live)
+		stk_shed(&w->stk);
 	return NULL;
 }
 
@@ -1535,6 +1572,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	struct log_tee tee = { .out = s->log };
 	pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
 	struct sym_ctx *rsym = NULL;
+	u64 *keep_at = NULL;
 	bool alone = false; /* no thread to be had: one pass after all */
 	struct job *jobs;
 	int stop = 0, err;
@@ -1547,8 +1585,11 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	/* jobs[n] collects the shared symbolizer's messages (said under
 	 * the lock, from any thread). */
 	err = rsym_open(s, &jobs[n], &rsym);
+	if (!err && !(keep_at = calloc(n, sizeof(*keep_at))))
+		err = -ENOMEM;
 	if (!err)
 		err = split_start(s, n);
+	s->keep_at = keep_at;
 	for (k = 1; !err && k < n; k++) {
 		err = job_open(s, &jobs[k], k, &stop);
 		if (!err) {
@@ -1556,8 +1597,10 @@ static int convert_split(struct perfspy_session *s, u32 n)
 			jobs[k].s->rlock = &rlock;
 		}
 	}
-	for (k = 1; !err && k < n; k++)
+	for (k = 1; !err && k < n; k++) {
 		err = split_start(jobs[k].s, n);
+		jobs[k].s->keep_at = keep_at;
+	}
 	for (k = 1; !err && k < n; k++) {
 		if (pthread_create(&jobs[k].th, NULL, job_main, &jobs[k])) {
 			alone = true;
@@ -1589,10 +1632,19 @@ static int convert_split(struct perfspy_session *s, u32 n)
 		if (jobs[k].running)
 			pthread_join(jobs[k].th, NULL);
 	split_end(s);
+	s->keep_at = NULL;
 	for (k = 1; !err && !alone && k < n; k++)
 		err = jobs[k].err;
-	for (k = 1; !err && !alone && k < n; k++)
+	for (k = 1; !err && !alone && k < n; k++) {
 		err = job_merge(s, &jobs[k]);
+		/* Its messages stay for the replay below. */
+		if (jobs[k].s)
+			jobs[k].s->folder = NULL;
+		perfspy_session__close(jobs[k].s);
+		perfspy_folder__free(jobs[k].folder);
+		jobs[k].s = NULL;
+		jobs[k].folder = NULL;
+	}
 	/* The workers' messages and the shared symbolizer's, each said
 	 * once, in session order. */
 	for (k = 1; !alone && k <= n; k++)
@@ -1611,6 +1663,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	 * (interned in the folders), and no thread uses it. */
 	if (rsym)
 		sym_ctx_free(rsym);
+	free(keep_at);
 	pthread_mutex_destroy(&rlock);
 	return !err && alone ? one_pass(s) : err;
 }

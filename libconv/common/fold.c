@@ -482,17 +482,18 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 }
 
 /*
- * Add every stack of @src to @dst (issue 16: the folders of -j N worker
- * sessions, docs/design.md §6.4). The writers order stacks by their text,
- * not by id or insertion (fold_sorted), so the merged folder writes the
- * same bytes as one that saw every sample itself. *@map gets, per frame
- * id of @src, its id in @dst (the caller frees it).
+ * Move every stack of @src into @dst (issue 16: the folders of -j N worker
+ * sessions, docs/design.md §6.4), leaving @src empty. The writers order
+ * stacks by their text (fold_sorted), not by id or insertion, so the
+ * merged folder writes the bytes of one that saw every sample itself.
+ * Stacks go last first, and @src's pool shrinks behind them, so the move
+ * costs about one pool, not two, at its peak. *@map gets, per frame id
+ * of @src, its id in @dst (the caller frees it).
  */
-int fold_merge(struct perfspy_folder *dst, const struct perfspy_folder *src, u32 **map)
+int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map)
 {
-	size_t i, n = fold_nr_names(src);
-	u32 *m, *ids = NULL, nr, k;
-	size_t cap = 0;
+	size_t i, n = fold_nr_names(src), cap = 0, shrink_at;
+	u32 *m, *ids = NULL, nr, k, *p;
 	const u32 *sids;
 	u64 count;
 	int err = 0;
@@ -506,19 +507,34 @@ int fold_merge(struct perfspy_folder *dst, const struct perfspy_folder *src, u32
 			free(m);
 			return -ENOMEM;
 		}
-	for (i = 0; !err && i < src->nr_stacks; i++) {
+	shrink_at = src->pool_len;
+	for (i = src->nr_stacks; !err && i-- > 0;) {
 		fold_stack(src, i, &sids, &nr, &count);
 		if ((err = ensure_mem((void **)&ids, &cap, sizeof(*ids), nr + 1)))
 			break;
 		for (k = 0; k < nr; k++)
 			ids[k] = m[sids[k]];
 		err = fold_add_ids(dst, ids, nr, count);
+		/* Give back each 1 MB of pool moved (a shrinking realloc
+		 * cannot fail in a way that loses the block). */
+		if (!err && shrink_at - src->stacks[i].off >= (1u << 18)) {
+			shrink_at = src->stacks[i].off;
+			if ((p = realloc(src->pool, (shrink_at + 1) * sizeof(*p)))) {
+				src->pool = p;
+				src->pool_cap = shrink_at + 1;
+			}
+			src->pool_len = shrink_at;
+			src->nr_stacks = i;
+		}
 	}
 	free(ids);
 	if (err) {
 		free(m);
 		return err;
 	}
+	src->nr_stacks = 0;
+	src->pool_len = 0;
+	htab_free(&src->stack_tab);
 	*map = m;
 	return 0;
 }

@@ -52,9 +52,10 @@ void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
  * new array the caller frees. 0 or -ENOMEM. */
 int fold_sorted(const struct perfspy_folder *f, u32 **out);
 
-/* Add every stack of @src to @dst; *@map (caller frees) gets each @src
- * frame id's id in @dst. 0 or -ENOMEM. */
-int fold_merge(struct perfspy_folder *dst, const struct perfspy_folder *src, u32 **map);
+/* Move every stack of @src into @dst, leaving @src without stacks (its
+ * frame names stay); *@map (caller frees) gets each @src frame id's id
+ * in @dst. 0 or -ENOMEM (then @src may have lost stacks already moved). */
+int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map);
 
 /*
  * The timeline: (time, tid, stack index) of every sample, in the order

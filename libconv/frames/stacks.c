@@ -105,6 +105,21 @@ void stk_free(struct stk_ctx *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void stk_shed(struct stk_ctx *c)
+{
+	htab_free(&c->cache);
+	free(c->fids);
+	free(c->fflags);
+	free(c->stack);
+	free(c->sflags);
+	free(c->uframes);
+	idmap_free(&c->rdsos);
+	c->fids = c->stack = NULL;
+	c->fflags = c->sflags = NULL;
+	c->uframes = NULL;
+	c->nr_fids = c->cap_fids = c->cap_fflags = c->cap_stack = c->cap_sflags = 0;
+}
+
 int stk_merge(struct stk_ctx *dst, const struct stk_ctx *src, const u32 *map)
 {
 	size_t pos = 0;

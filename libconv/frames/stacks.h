@@ -84,6 +84,10 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	     struct perfspy_stats *stats);
 void stk_free(struct stk_ctx *c);
 
+/* Free what only building stacks needs (the address cache, buffers),
+ * keeping what stk_merge() reads: a finished -j N worker's context. */
+void stk_shed(struct stk_ctx *c);
+
 /* Add what @src (another session's context over the same input, issue
  * 16's -j N) learnt to @dst: unwinding counts, the inlined and
  * source-file frame tables (@map: @src's folder ids -> @dst's, from

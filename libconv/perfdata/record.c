@@ -201,6 +201,21 @@ int rec_parse_id(const struct rd_evsel *ev, const struct perf_event_header *h,
 	return 0;
 }
 
+bool rec_sample_tid(const struct rd_evsel *ev, const struct perf_event_header *h,
+		    u32 *tid)
+{
+	u64 t = ev->attr.sample_type, off = sizeof(*h);
+
+	if (!(t & PERF_SAMPLE_TID))
+		return false;
+	off += 8 * !!(t & PERF_SAMPLE_IDENTIFIER);
+	off += 8 * !!(t & PERF_SAMPLE_IP);
+	if (off + 8 > hdr_size(h))
+		return false;
+	*tid = get_u32((const u8 *)h + off + 4);
+	return true;
+}
+
 u64 rec_time(struct rd *rd, const struct perf_event_header *h)
 {
 	u32 type = hdr_type(h);

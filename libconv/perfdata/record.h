@@ -65,6 +65,13 @@ struct rec_id {
 int rec_parse_id(const struct rd_evsel *ev, const struct perf_event_header *h,
 		 struct rec_id *out);
 
+/* The tid of sample @h read on its own, from the record's first bytes
+ * (-j N's sessions skip the samples of other sessions' threads without
+ * touching the rest, docs/design.md §6.4). False when the event samples
+ * no TID or the record is too short for it. */
+bool rec_sample_tid(const struct rd_evsel *ev, const struct perf_event_header *h,
+		    u32 *tid);
+
 /* Timestamp for ordering: a sample's time or the sample_id time; 0 when
  * the record carries none (it is then delivered at once). */
 u64 rec_time(struct rd *rd, const struct perf_event_header *h);
