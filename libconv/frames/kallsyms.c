@@ -20,6 +20,8 @@
  */
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "symbols_int.h"
 
@@ -34,31 +36,72 @@ struct kern_sym {
 	u8 bind;
 };
 
-/* One `ADDR TYPE NAME [\t[module]]` line (kernel/kallsyms.c s_show);
- * only text symbols are kept. */
+/* Hex digit values; 0x10: not a hex digit. */
+#define H_ 0x10
+static const u8 hex_val[256] = {
+	[0 ... '0' - 1] = H_, [':' ... 'A' - 1] = H_,
+	[0x47 ... 'a' - 1] = H_, [0x67 ... 255] = H_,
+	['0'] = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+	['A'] = 10, 11, 12, 13, 14, 15,
+	['a'] = 10, 11, 12, 13, 14, 15,
+};
+#undef H_
+
 /*
- * The address that starts a kallsyms line: up to 16 hex digits parsed
- * here (strtoull's locale and base handling were 3% of a
+ * Eight hex digits at @s (any case) into *@out, all eight or false: the
+ * bytes tested and converted eight at a time in a u64 (SWAR). Range
+ * tests add a per-byte bias so that bit 7 of each byte says ">= lo" or
+ * "> hi"; no byte carries into the next because every byte is < 0x80
+ * (checked first) and every bias <= 0x50.
+ */
+static bool hex8(const unsigned char *s, u64 *out)
+{
+	const u64 ones = 0x0101010101010101ULL, high = ones * 0x80;
+	u64 x, y, digit, letter, nib, t;
+
+	memcpy(&x, s, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x); /* the first character in the low byte */
+#endif
+	if (x & high)
+		return false;
+	digit = (x + ones * (0x80 - '0')) & ~(x + ones * (0x7f - '9'));
+	y = x | ones * 0x20; /* 'A'-'F' -> 'a'-'f'; digits keep bit 5 */
+	letter = (y + ones * (0x80 - 'a')) & ~(y + ones * (0x7f - 'f'));
+	if (((digit | letter) & high) != high)
+		return false;
+	/* Low nibble, plus 9 for letters (bit 6 set): byte i = digit i. */
+	nib = (x & ones * 0x0f) + ((x >> 6) & ones) * 9;
+	/* Pairs, then quads, then the two halves; digit 0 ends on top. */
+	t = (nib & 0x000f000f000f000fULL) << 4 | (nib >> 8 & 0x000f000f000f000fULL);
+	t = (t & 0x000000ff000000ffULL) << 8 | (t >> 16 & 0x000000ff000000ffULL);
+	*out = (t & 0xffff) << 16 | (t >> 32 & 0xffff);
+	return true;
+}
+
+/*
+ * The address that starts a kallsyms line of @len bytes: up to 16 hex
+ * digits parsed here (strtoull's locale and base handling were 3% of a
  * system-wide conversion, issue 16); anything else (a sign, "0x", spaces,
  * more digits) goes to strtoull, so the result is always strtoull's.
+ * The usual 64-bit line (16 digits, a space) takes hex8() twice.
  */
-static u64 kern_addr(const char *line, char **end)
+static u64 kern_addr(const char *line, size_t len, char **end)
 {
-	u64 v = 0;
-	int i, d;
+	const unsigned char *u = (const unsigned char *)line;
+	u64 v = 0, hi, lo;
+	int i;
 
+	if (len > 16 && line[16] == ' ' && hex8(u, &hi) && hex8(u + 8, &lo)) {
+		*end = (char *)line + 16;
+		return hi << 32 | lo;
+	}
 	for (i = 0; i < 16; i++) {
-		char ch = line[i];
+		unsigned d = hex_val[u[i]];
 
-		if (ch >= '0' && ch <= '9')
-			d = ch - '0';
-		else if (ch >= 'a' && ch <= 'f')
-			d = ch - 'a' + 10;
-		else if (ch >= 'A' && ch <= 'F')
-			d = ch - 'A' + 10;
-		else
+		if (d & 0x10)
 			break;
-		v = v << 4 | (u64)d;
+		v = v << 4 | d;
 	}
 	if (i == 0 || line[i] != ' ')
 		return strtoull(line, end, 16);
@@ -66,7 +109,40 @@ static u64 kern_addr(const char *line, char **end)
 	return v;
 }
 
-static int kern_line(struct sym_ctx *ctx, const char *line, size_t *cap)
+/*
+ * Where kept names go: blocks of NAME_BLK bytes from the ctx arena,
+ * filled here without a call per name (issue 16: getline() and an
+ * arena_strndup() per symbol were most of loading 120k symbols).
+ */
+#define NAME_BLK (256 * 1024)
+struct name_store {
+	char *p, *end;
+};
+
+static char *name_put(struct arena *arena, struct name_store *ns,
+		      const char *s, size_t len)
+{
+	char *r;
+
+	if ((size_t)(ns->end - ns->p) < len + 1) {
+		size_t sz = len + 1 > NAME_BLK ? len + 1 : NAME_BLK;
+
+		if (!(ns->p = arena_alloc(arena, sz)))
+			return NULL;
+		ns->end = ns->p + sz;
+	}
+	r = ns->p;
+	memcpy(r, s, len);
+	r[len] = '\0';
+	ns->p += len + 1;
+	return r;
+}
+
+/* One `ADDR TYPE NAME [\t[module]]` line (kernel/kallsyms.c s_show),
+ * NUL-terminated (its '\n' dropped); only text symbols are kept, their
+ * names copied into @ns. */
+static int kern_line(struct sym_ctx *ctx, const char *line, size_t llen,
+		     size_t *cap, struct name_store *ns)
 {
 	const char *name;
 	char *end;
@@ -74,7 +150,7 @@ static int kern_line(struct sym_ctx *ctx, const char *line, size_t *cap)
 	u64 addr;
 	char type;
 
-	addr = kern_addr(line, &end);
+	addr = kern_addr(line, llen, &end);
 	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
 		return 0;
 	type = end[1];
@@ -88,7 +164,7 @@ static int kern_line(struct sym_ctx *ctx, const char *line, size_t *cap)
 		       ctx->nksyms + 1))
 		return -ENOMEM;
 	ctx->ksyms[ctx->nksyms] = (struct kern_sym){
-		addr, arena_strndup(&ctx->arena, name, len),
+		addr, name_put(&ctx->arena, ns, name, len),
 		type == 'T' ? STB_GLOBAL : type == 't' ? STB_LOCAL : STB_WEAK
 	};
 	if (!ctx->ksyms[ctx->nksyms].name)
@@ -112,26 +188,81 @@ static int ksym_cmp(const void *pa, const void *pb)
 	return sym_rank_cmp(a->bind, false, a->name, b->bind, false, b->name);
 }
 
+/*
+ * The file read with read() in READ_BLK pieces (/proc/kallsyms reports
+ * size 0, and a whole copy would be 5+ MB of peak memory for nothing),
+ * split into lines as getline() would: every '\n' ends one, a last line
+ * without one counts too. A partial line moves to the buffer's start;
+ * a line longer than the buffer grows it. Returns 0 or -ENOMEM.
+ */
+#define READ_BLK (256 * 1024)
+static int kern_parse(struct sym_ctx *ctx, int fd)
+{
+	struct name_store ns = { NULL, NULL };
+	size_t cap = 0, bcap = READ_BLK, have = 0;
+	char *buf = malloc(bcap + 1), *p, *nl, *nb;
+	bool eof = false;
+	int err = 0;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && !eof) {
+		if (have == bcap) {
+			if (bcap > SIZE_MAX / 4 || !(nb = realloc(buf, 2 * bcap + 1))) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			bcap *= 2;
+		}
+		r = read(fd, buf + have, bcap - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			/* getline() stops at an error too, dropping a
+			 * partial line: keep the whole lines that came. */
+			pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
+				 strerror(errno));
+			break;
+		}
+		if (!r)
+			eof = true;
+		have += (size_t)r;
+		buf[have] = '\0';
+		for (p = buf; !err; p = nl + 1) {
+			nl = memchr(p, '\n', have - (size_t)(p - buf));
+			if (!nl) {
+				if (eof && p < buf + have)
+					err = kern_line(ctx, p, strlen(p), &cap, &ns);
+				break;
+			}
+			*nl = '\0';
+			err = kern_line(ctx, p, (size_t)(nl - p), &cap, &ns);
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+	}
+	free(buf);
+	return err;
+}
+
 static int kern_load(struct sym_ctx *ctx)
 {
-	size_t cap = 0, lcap = 0, i, n = 0;
-	char *line = NULL;
-	int err = 0;
-	FILE *f;
+	size_t i, n = 0;
+	int err, fd;
 
 	ctx->kern_loaded = true;
 	if (!*ctx->kallsyms)
 		return 0;
-	f = fopen(ctx->kallsyms, "re");
-	if (!f) {
+	fd = open(ctx->kallsyms, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
 			 strerror(errno));
 		return 0;
 	}
-	while (!err && getline(&line, &lcap, f) > 0)
-		err = kern_line(ctx, line, &cap);
-	free(line);
-	fclose(f);
+	err = kern_parse(ctx, fd);
+	close(fd);
 	if (err) {
 		free(ctx->ksyms);
 		ctx->ksyms = NULL;
