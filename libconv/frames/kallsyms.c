@@ -54,7 +54,8 @@ static const u8 hex_val[256] = {
  * "> hi"; no byte carries into the next because every byte is < 0x80
  * (checked first) and every bias <= 0x50.
  */
-static bool hex8(const unsigned char *s, u64 *out)
+static inline __attribute__((always_inline)) bool
+hex8(const unsigned char *s, u64 *out)
 {
 	const u64 ones = 0x0101010101010101ULL, high = ones * 0x80;
 	u64 x, y, digit, letter, nib, t;
