@@ -32,10 +32,15 @@
 
 /* 16 bytes: the symbol's binding (STB_*), needed only to rank names at
  * one address, is the byte before its name (name_put()), not a field
- * padded to 8 (issue 16: 1 MB less for 122k symbols). */
+ * padded to 8 (issue 16: 1 MB less for 122k symbols). From a regular
+ * file (ctx->kern_lazy) the name stays there: @off is its file offset,
+ * read on first use (kern_lazy_name()). */
 struct kern_sym {
 	u64 addr;
-	const char *name;
+	union {
+		const char *name;
+		u64 off;
+	};
 };
 
 static u8 ksym_bind(const struct kern_sym *k)
@@ -149,10 +154,11 @@ static char *name_put(struct arena *arena, struct name_store *ns,
 }
 
 /* One `ADDR TYPE NAME [\t[module]]` line (kernel/kallsyms.c s_show),
- * NUL-terminated (its '\n' dropped); only text symbols are kept, their
- * names copied into @ns. */
+ * NUL-terminated (its '\n' dropped), at file offset @loff; only text
+ * symbols are kept, their names copied into @ns or, lazily, their
+ * offsets kept (no copy, no length: issue 16). */
 static int kern_line(struct sym_ctx *ctx, const char *line, size_t llen,
-		     size_t *cap, struct name_store *ns)
+		     u64 loff, size_t *cap, struct name_store *ns)
 {
 	const char *name;
 	char *end;
@@ -167,18 +173,26 @@ static int kern_line(struct sym_ctx *ctx, const char *line, size_t llen,
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
 	name = end + 3;
-	len = strcspn(name, " \t\n");
-	if (!len)
+	/* An empty name (strcspn(name, " \t\n") == 0) is no symbol. */
+	if (!*name || *name == ' ' || *name == '\t' || *name == '\n')
 		return 0;
 	if (ensure_mem((void **)&ctx->ksyms, cap, sizeof(*ctx->ksyms),
 		       ctx->nksyms + 1))
 		return -ENOMEM;
-	ctx->ksyms[ctx->nksyms] = (struct kern_sym){
-		addr, name_put(&ctx->arena, ns, name, len,
-			       type == 'T' ? STB_GLOBAL : type == 't' ? STB_LOCAL : STB_WEAK)
-	};
-	if (!ctx->ksyms[ctx->nksyms].name)
-		return -ENOMEM;
+	if (ctx->kern_lazy) {
+		ctx->ksyms[ctx->nksyms].addr = addr;
+		ctx->ksyms[ctx->nksyms].off = loff + (u64)(name - line);
+		len = !strncmp(name, "_text", 5) && strchr(" \t\n", name[5]) ? 5 : 0;
+	} else {
+		len = strcspn(name, " \t\n");
+		ctx->ksyms[ctx->nksyms] = (struct kern_sym){
+			addr, { name_put(&ctx->arena, ns, name, len,
+					 type == 'T' ? STB_GLOBAL :
+					 type == 't' ? STB_LOCAL : STB_WEAK) }
+		};
+		if (!ctx->ksyms[ctx->nksyms].name)
+			return -ENOMEM;
+	}
 	ctx->nksyms++;
 	if (addr)
 		ctx->kern_real = true;
@@ -187,6 +201,90 @@ static int kern_line(struct sym_ctx *ctx, const char *line, size_t llen,
 		ctx->kern_have_text = true;
 	}
 	return 0;
+}
+
+/*
+ * The name at offset @off of the kallsyms file @fd, up to the first of
+ * " \t\n" or NUL or the end of the file (as kern_line() cuts it), copied
+ * into the ctx arena; its binding from the type letter two bytes before.
+ * NULL if unreadable; *@err = -ENOMEM when out of memory.
+ */
+static const char *kern_name_at(struct sym_ctx *ctx, int fd, u64 off, u8 *bind,
+				int *err)
+{
+	char stack[256], *buf = stack, *nb;
+	size_t cap = sizeof(stack), have = 0, i = 2;
+	const char *name = NULL;
+	bool cut = false;
+	ssize_t r;
+
+	*err = 0;
+	if (off < 2)
+		return NULL;
+	while (!cut) {
+		if (have == cap) {
+			nb = cap > SIZE_MAX / 4 ? NULL : buf == stack ?
+				malloc(2 * cap) : realloc(buf, 2 * cap);
+			if (!nb) { /* buf is still ours, freed below */
+				*err = -ENOMEM;
+				goto out;
+			}
+			if (buf == stack)
+				memcpy(nb, stack, have);
+			buf = nb;
+			cap *= 2;
+		}
+		r = pread(fd, buf + have, cap - have, (off_t)(off - 2 + have));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		for (; i < have; i++)
+			if (!buf[i] || buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n') {
+				cut = true;
+				break;
+			}
+	}
+	if (i <= 2) /* unreadable, or not the name kern_line() saw */
+		goto out;
+	*bind = buf[0] == 'T' ? STB_GLOBAL : buf[0] == 't' ? STB_LOCAL : STB_WEAK;
+	name = arena_strndup(&ctx->arena, buf + 2, i - 2);
+	if (!name)
+		*err = -ENOMEM;
+out:
+	if (buf != stack)
+		free(buf);
+	return name;
+}
+
+/* The name of lazy symbol @i (its index in ctx->ksyms), read once and
+ * kept in ctx->kern_names. NULL if unreadable; *@err as above. */
+static const char *kern_lazy_name(struct sym_ctx *ctx, size_t i, int *err)
+{
+	u64 *slot = idmap_get(&ctx->kern_names, i);
+	const char *name;
+	u8 bind;
+
+	*err = 0;
+	if (slot)
+		return (const char *)(uintptr_t)*slot;
+	name = kern_name_at(ctx, ctx->kern_fd, ctx->ksyms[i].off, &bind, err);
+	if (!name)
+		return NULL;
+	if (!(slot = idmap_put(&ctx->kern_names, i))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*slot = (u64)(uintptr_t)name;
+	return name;
+}
+
+static int ksym_addr_cmp(const void *pa, const void *pb)
+{
+	const struct kern_sym *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
 static int ksym_cmp(const void *pa, const void *pb)
@@ -212,6 +310,7 @@ static int kern_parse(struct sym_ctx *ctx, int fd)
 	struct name_store ns = { NULL, NULL };
 	size_t cap = 0, bcap = READ_BLK, have = 0;
 	char *buf = malloc(bcap + 1), *p, *nl, *nb;
+	u64 base = 0; /* file offset of buf[0] */
 	bool eof = false;
 	int err = 0;
 	ssize_t r;
@@ -245,12 +344,15 @@ static int kern_parse(struct sym_ctx *ctx, int fd)
 			nl = memchr(p, '\n', have - (size_t)(p - buf));
 			if (!nl) {
 				if (eof && p < buf + have)
-					err = kern_line(ctx, p, strlen(p), &cap, &ns);
+					err = kern_line(ctx, p, strlen(p),
+							base + (u64)(p - buf), &cap, &ns);
 				break;
 			}
 			*nl = '\0';
-			err = kern_line(ctx, p, (size_t)(nl - p), &cap, &ns);
+			err = kern_line(ctx, p, (size_t)(nl - p),
+					base + (u64)(p - buf), &cap, &ns);
 		}
+		base += (u64)(p - buf);
 		have -= (size_t)(p - buf);
 		memmove(buf, p, have);
 	}
@@ -258,9 +360,53 @@ static int kern_parse(struct sym_ctx *ctx, int fd)
 	return err;
 }
 
+/*
+ * Lazy symbols, sorted by address: one per address, the best name of
+ * those at it (sym_rank_cmp, as ksym_cmp ranks copied names); the names
+ * of such groups are read now and kept in ctx->kern_names under their
+ * final index.
+ */
+static int kern_lazy_dedup(struct sym_ctx *ctx)
+{
+	struct kern_sym *k = ctx->ksyms;
+	size_t i, j, m, w = 0;
+	int err = 0;
+
+	for (i = 0; i < ctx->nksyms; i = j) {
+		const char *best = NULL, *nm;
+		size_t bi = i;
+		u8 bb = 0, b;
+		u64 *slot;
+
+		for (j = i + 1; j < ctx->nksyms && k[j].addr == k[i].addr; j++)
+			;
+		if (j - i > 1)
+			for (m = i; m < j; m++) {
+				nm = kern_name_at(ctx, ctx->kern_fd, k[m].off, &b, &err);
+				if (err)
+					return err;
+				if (nm && (!best || sym_rank_cmp(b, false, nm, bb, false, best) < 0)) {
+					best = nm;
+					bb = b;
+					bi = m;
+				}
+			}
+		k[w] = k[bi];
+		if (best) {
+			if (!(slot = idmap_put(&ctx->kern_names, w)))
+				return -ENOMEM;
+			*slot = (u64)(uintptr_t)best;
+		}
+		w++;
+	}
+	ctx->nksyms = w;
+	return 0;
+}
+
 static int kern_load(struct sym_ctx *ctx)
 {
 	size_t i, n = 0;
+	struct stat st;
 	int err, fd;
 
 	ctx->kern_loaded = true;
@@ -272,19 +418,34 @@ static int kern_load(struct sym_ctx *ctx)
 			 strerror(errno));
 		return 0;
 	}
+	/* A regular file (the build-id cache's copy, --kallsyms FILE) can
+	 * be read again at any offset: names stay there until a frame needs
+	 * one (issue 16: 3 MB of names for 122k symbols, a few hundred
+	 * used). /proc/kallsyms cannot (each seek regenerates it). */
+	ctx->kern_lazy = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	ctx->kern_fd = fd;
 	err = kern_parse(ctx, fd);
-	close(fd);
+	if (!err && ctx->kern_lazy) {
+		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_addr_cmp);
+		err = kern_lazy_dedup(ctx);
+	} else if (!err) {
+		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
+		for (i = 0; i < ctx->nksyms; i++)
+			if (!n || ctx->ksyms[n - 1].addr != ctx->ksyms[i].addr)
+				ctx->ksyms[n++] = ctx->ksyms[i];
+		ctx->nksyms = n;
+	}
+	if (!ctx->kern_lazy || err || !ctx->nksyms) {
+		close(fd);
+		ctx->kern_lazy = false;
+	}
 	if (err) {
 		free(ctx->ksyms);
 		ctx->ksyms = NULL;
 		ctx->nksyms = 0;
+		idmap_free(&ctx->kern_names);
 		return err;
 	}
-	xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
-	for (i = 0; i < ctx->nksyms; i++)
-		if (!n || ctx->ksyms[n - 1].addr != ctx->ksyms[i].addr)
-			ctx->ksyms[n++] = ctx->ksyms[i];
-	ctx->nksyms = n;
 	return 0;
 }
 
@@ -490,6 +651,14 @@ int sym_kernel_resolve(struct sym_ctx *ctx, u64 addr, struct sym_frame *frame)
 		end = (ctx->ksyms[lo - 1].addr | 4095) + 1 + 4096;
 	if (addr >= end)
 		return 0;
+	if (ctx->kern_lazy) {
+		const char *name = kern_lazy_name(ctx, lo - 1, &err);
+
+		if (!name)
+			return err;
+		*frame = (struct sym_frame){ name, NULL, 0 };
+		return 1;
+	}
 	*frame = (struct sym_frame){ ctx->ksyms[lo - 1].name, NULL, 0 };
 	return 1;
 }

@@ -19,7 +19,9 @@
 #include <errno.h>
 #include <link.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define FIXTURE_BID "0123456789abcdef0123456789abcdef01234567"
@@ -795,6 +797,67 @@ static void test_kallsyms_pieces(void)
 	sym_ctx_free(ctx);
 }
 
+/*
+ * Names at one address are ranked the same whether kallsyms.c copies them
+ * (a pipe or /proc: read once) or reads them back from a regular file
+ * when needed; here the aliases are not next to each other in the file.
+ */
+static void test_kallsyms_ties(void)
+{
+	static const char text[] =
+		"ffffffff81001000 W weak_fn\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81002000 T other\n"
+		"ffffffff81001000 t __weak_fn_alias\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81003000 t same_len_b\n"
+		"ffffffff81003000 t same_len_a\n";
+	char path[600], fifo[600];
+	struct sym_frame fr;
+	struct sym_ctx *ctx;
+	int pass;
+
+	snprintf(path, sizeof(path), "%s/kallsyms-ties", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/kallsyms-fifo", tmpdir);
+	write_file(path, text);
+	T_EQ_INT(mkfifo(fifo, 0600), 0);
+	for (pass = 0; pass < 2; pass++) {
+		struct sym_opts opts = { .kallsyms = pass ? fifo : path };
+		pid_t child = -1;
+
+		if (pass && (child = fork()) == 0) {
+			FILE *f = fopen(fifo, "w");
+
+			if (f) {
+				fputs(text, f);
+				fclose(f);
+			}
+			_exit(0);
+		}
+		T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+		T(sym_kernel_usable(ctx, 0xffffffff81000000ULL));
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "startup_64");
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81001010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "__weak_fn_alias");
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81002010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "other");
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81003010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "same_len_a"); /* strcmp decides last */
+		/* Twice: the second answer comes from the cache. */
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81002020ULL, &fr), 1);
+		T_EQ_STR(fr.func, "other");
+		sym_ctx_free(ctx);
+		/* A writer the parent never read from would block forever;
+		 * one that was read to its end has exited already. */
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+	}
+	unlink(fifo);
+}
+
 /* The running kernel, when /proc/kallsyms has real addresses (root). */
 static void test_proc_kallsyms(void)
 {
@@ -831,6 +894,7 @@ int main(void)
 	test_demangle();
 	test_kallsyms();
 	test_kallsyms_pieces();
+	test_kallsyms_ties();
 	test_proc_kallsyms();
 	test_missing();
 	if (!find_fixdir() || run("cc --version >/dev/null 2>&1")) {
