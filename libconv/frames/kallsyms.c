@@ -421,8 +421,10 @@ static int kern_load(struct sym_ctx *ctx)
 	/* A regular file (the build-id cache's copy, --kallsyms FILE) can
 	 * be read again at any offset: names stay there until a frame needs
 	 * one (issue 16: 3 MB of names for 122k symbols, a few hundred
-	 * used). /proc/kallsyms cannot (each seek regenerates it). */
-	ctx->kern_lazy = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	 * used). /proc/kallsyms cannot: procfs calls it a regular file of
+	 * size 0, and a read at an offset regenerates everything before it
+	 * (11 ms each here). */
+	ctx->kern_lazy = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
 	ctx->kern_fd = fd;
 	err = kern_parse(ctx, fd);
 	if (!err && ctx->kern_lazy) {
