@@ -7,6 +7,8 @@
 #   make demo     record the bundled workload with perf and convert it
 #   make bench    benchmarks against the perf script pipeline
 #   make bench-record  perfspy record's overhead on a busy Python process
+#   make bench-startup  start-up on a libtorch profile, kallsyms loading (issue 16)
+#   make bench-memory   peak RSS on 1 GB and 10 GB generated inputs (issue 16)
 #   make asan / make ubsan   the suite under sanitizers (build-asan/, build-ubsan/)
 #   make tsan                convert -j N under ThreadSanitizer (build-tsan/)
 #   make install  DESTDIR, PREFIX, LIBDIR, INCLUDEDIR, BINDIR honoured
@@ -102,7 +104,7 @@ DLFILTER_CFLAGS := -I$(patsubst %/perf/perf_dlfilter.h,%,$(DLFILTER_HDR))
 endif
 endif
 
-.PHONY: all deps check check-unit check-e2e demo bench bench-record asan ubsan tsan install \
+.PHONY: all deps check check-unit check-e2e demo bench bench-record bench-startup bench-memory asan ubsan tsan install \
 	uninstall clean check-abi fuzz help compile_commands.json proto
 .DELETE_ON_ERROR:
 
@@ -213,6 +215,16 @@ bench: all
 bench-record: all
 	$(Q)O=$(O) bench/run-record.sh
 
+# Issue 16: converting a ~100-sample libtorch profile in <= 0.3 s, and the
+# cost of loading kallsyms (STARTUP_RUNS, STARTUP_FREQ, STARTUP_REFRESH=1).
+bench-startup: all
+	$(Q)O=$(O) bench/run-startup.sh
+
+# Issue 16: peak RSS flat from a 1 GB to a 10 GB input, and not above perf
+# report's (MEM_SMALL_GB, MEM_LARGE_GB; needs their sum free on disk).
+bench-memory: all
+	$(Q)O=$(O) bench/run-memory.sh
+
 asan:
 	$(Q)$(MAKE) --no-print-directory O=build-asan \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check
@@ -267,6 +279,8 @@ help:
 	@echo '  tsan               convert -j N under ThreadSanitizer (build-tsan/, e2e run-jobs)'
 	@echo '  fuzz               libFuzzer targets with clang (build-fuzz/; FUZZ_SECONDS per target)'
 	@echo '  bench              speed and memory against the perf script pipeline'
+	@echo '  bench-startup      start-up on a ~100-sample libtorch profile, kallsyms cost'
+	@echo '  bench-memory       peak RSS on 1 GB and 10 GB generated inputs vs perf report'
 	@echo '  demo               record the bundled Python workload and convert it'
 	@echo '  deps               install missing dependencies (apt-get when root; libperf)'
 	@echo '  compile_commands.json  compilation database for clangd/clang-tidy'

@@ -1234,11 +1234,11 @@ static int run_pass(struct perfspy_session *s)
 		u32 type = hdr_type(rec.hdr);
 
 		s->nr_records++;
-		/* Every 4096 records or 4 MB of input (DWARF samples are
+		/* Every 4096 records or 1 MB of input (DWARF samples are
 		 * 8-64 KB each): progress, and pages behind the oldest
 		 * queued record are done, so RSS tracks the queue, not the
-		 * file. */
-		if ((++n & 0xfff) == 0 || rec.offset - last_check > (4u << 20)) {
+		 * file (the reader maps 2 MB ahead, rd_release_before). */
+		if ((++n & 0xfff) == 0 || rec.offset - last_check > (1u << 20)) {
 			u64 keep = ord_min_offset(&o);
 
 			last_check = rec.offset;

@@ -20,6 +20,8 @@
  */
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "symbols_int.h"
 
@@ -28,37 +30,91 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* 16 bytes: the symbol's binding (STB_*), needed only to rank names at
+ * one address, is the byte before its name (name_put()), not a field
+ * padded to 8 (issue 16: 1 MB less for 122k symbols). From a regular
+ * file (ctx->kern_lazy) the name stays there: @off is its file offset,
+ * read on first use (kern_lazy_name()). */
 struct kern_sym {
 	u64 addr;
-	const char *name;
-	u8 bind;
+	union {
+		const char *name;
+		u64 off;
+	};
 };
 
-/* One `ADDR TYPE NAME [\t[module]]` line (kernel/kallsyms.c s_show);
- * only text symbols are kept. */
+static u8 ksym_bind(const struct kern_sym *k)
+{
+	return (u8)k->name[-1];
+}
+
+/* Hex digit values; 0x10: not a hex digit. */
+#define H_ 0x10
+static const u8 hex_val[256] = {
+	[0 ... '0' - 1] = H_, [':' ... 'A' - 1] = H_,
+	[0x47 ... 'a' - 1] = H_, [0x67 ... 255] = H_,
+	['0'] = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+	['A'] = 10, 11, 12, 13, 14, 15,
+	['a'] = 10, 11, 12, 13, 14, 15,
+};
+#undef H_
+
 /*
- * The address that starts a kallsyms line: up to 16 hex digits parsed
- * here (strtoull's locale and base handling were 3% of a
+ * Eight hex digits at @s (any case) into *@out, all eight or false: the
+ * bytes tested and converted eight at a time in a u64 (SWAR). Range
+ * tests add a per-byte bias so that bit 7 of each byte says ">= lo" or
+ * "> hi"; no byte carries into the next because every byte is < 0x80
+ * (checked first) and every bias <= 0x50.
+ */
+static inline __attribute__((always_inline)) bool
+hex8(const unsigned char *s, u64 *out)
+{
+	const u64 ones = 0x0101010101010101ULL, high = ones * 0x80;
+	u64 x, y, digit, letter, nib, t;
+
+	memcpy(&x, s, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x); /* the first character in the low byte */
+#endif
+	if (x & high)
+		return false;
+	digit = (x + ones * (0x80 - '0')) & ~(x + ones * (0x7f - '9'));
+	y = x | ones * 0x20; /* 'A'-'F' -> 'a'-'f'; digits keep bit 5 */
+	letter = (y + ones * (0x80 - 'a')) & ~(y + ones * (0x7f - 'f'));
+	if (((digit | letter) & high) != high)
+		return false;
+	/* Low nibble, plus 9 for letters (bit 6 set): byte i = digit i. */
+	nib = (x & ones * 0x0f) + ((x >> 6) & ones) * 9;
+	/* Pairs, then quads, then the two halves; digit 0 ends on top. */
+	t = (nib & 0x000f000f000f000fULL) << 4 | (nib >> 8 & 0x000f000f000f000fULL);
+	t = (t & 0x000000ff000000ffULL) << 8 | (t >> 16 & 0x000000ff000000ffULL);
+	*out = (t & 0xffff) << 16 | (t >> 32 & 0xffff);
+	return true;
+}
+
+/*
+ * The address that starts a kallsyms line of @len bytes: up to 16 hex
+ * digits parsed here (strtoull's locale and base handling were 3% of a
  * system-wide conversion, issue 16); anything else (a sign, "0x", spaces,
  * more digits) goes to strtoull, so the result is always strtoull's.
+ * The usual 64-bit line (16 digits, a space) takes hex8() twice.
  */
-static u64 kern_addr(const char *line, char **end)
+static u64 kern_addr(const char *line, size_t len, char **end)
 {
-	u64 v = 0;
-	int i, d;
+	const unsigned char *u = (const unsigned char *)line;
+	u64 v = 0, hi, lo;
+	int i;
 
+	if (len > 16 && line[16] == ' ' && hex8(u, &hi) && hex8(u + 8, &lo)) {
+		*end = (char *)line + 16;
+		return hi << 32 | lo;
+	}
 	for (i = 0; i < 16; i++) {
-		char ch = line[i];
+		unsigned d = hex_val[u[i]];
 
-		if (ch >= '0' && ch <= '9')
-			d = ch - '0';
-		else if (ch >= 'a' && ch <= 'f')
-			d = ch - 'a' + 10;
-		else if (ch >= 'A' && ch <= 'F')
-			d = ch - 'A' + 10;
-		else
+		if (d & 0x10)
 			break;
-		v = v << 4 | (u64)d;
+		v = v << 4 | d;
 	}
 	if (i == 0 || line[i] != ' ')
 		return strtoull(line, end, 16);
@@ -66,7 +122,43 @@ static u64 kern_addr(const char *line, char **end)
 	return v;
 }
 
-static int kern_line(struct sym_ctx *ctx, const char *line, size_t *cap)
+/*
+ * Where kept names go: blocks of NAME_BLK bytes from the ctx arena,
+ * filled here without a call per name (issue 16: getline() and an
+ * arena_strndup() per symbol were most of loading 120k symbols). Each
+ * name is stored as its binding byte, the name, its NUL (ksym_bind()).
+ */
+#define NAME_BLK (256 * 1024)
+struct name_store {
+	char *p, *end;
+};
+
+static char *name_put(struct arena *arena, struct name_store *ns,
+		      const char *s, size_t len, u8 bind)
+{
+	char *r;
+
+	if ((size_t)(ns->end - ns->p) < len + 2) {
+		size_t sz = len + 2 > NAME_BLK ? len + 2 : NAME_BLK;
+
+		if (!(ns->p = arena_alloc(arena, sz)))
+			return NULL;
+		ns->end = ns->p + sz;
+	}
+	ns->p[0] = (char)bind;
+	r = ns->p + 1;
+	memcpy(r, s, len);
+	r[len] = '\0';
+	ns->p += len + 2;
+	return r;
+}
+
+/* One `ADDR TYPE NAME [\t[module]]` line (kernel/kallsyms.c s_show),
+ * NUL-terminated (its '\n' dropped), at file offset @loff; only text
+ * symbols are kept, their names copied into @ns or, lazily, their
+ * offsets kept (no copy, no length: issue 16). */
+static int kern_line(struct sym_ctx *ctx, const char *line, size_t llen,
+		     u64 loff, size_t *cap, struct name_store *ns)
 {
 	const char *name;
 	char *end;
@@ -74,25 +166,33 @@ static int kern_line(struct sym_ctx *ctx, const char *line, size_t *cap)
 	u64 addr;
 	char type;
 
-	addr = kern_addr(line, &end);
+	addr = kern_addr(line, llen, &end);
 	if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
 		return 0;
 	type = end[1];
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
 	name = end + 3;
-	len = strcspn(name, " \t\n");
-	if (!len)
+	/* An empty name (strcspn(name, " \t\n") == 0) is no symbol. */
+	if (!*name || *name == ' ' || *name == '\t' || *name == '\n')
 		return 0;
 	if (ensure_mem((void **)&ctx->ksyms, cap, sizeof(*ctx->ksyms),
 		       ctx->nksyms + 1))
 		return -ENOMEM;
-	ctx->ksyms[ctx->nksyms] = (struct kern_sym){
-		addr, arena_strndup(&ctx->arena, name, len),
-		type == 'T' ? STB_GLOBAL : type == 't' ? STB_LOCAL : STB_WEAK
-	};
-	if (!ctx->ksyms[ctx->nksyms].name)
-		return -ENOMEM;
+	if (ctx->kern_lazy) {
+		ctx->ksyms[ctx->nksyms].addr = addr;
+		ctx->ksyms[ctx->nksyms].off = loff + (u64)(name - line);
+		len = !strncmp(name, "_text", 5) && strchr(" \t\n", name[5]) ? 5 : 0;
+	} else {
+		len = strcspn(name, " \t\n");
+		ctx->ksyms[ctx->nksyms] = (struct kern_sym){
+			addr, { name_put(&ctx->arena, ns, name, len,
+					 type == 'T' ? STB_GLOBAL :
+					 type == 't' ? STB_LOCAL : STB_WEAK) }
+		};
+		if (!ctx->ksyms[ctx->nksyms].name)
+			return -ENOMEM;
+	}
 	ctx->nksyms++;
 	if (addr)
 		ctx->kern_real = true;
@@ -103,46 +203,251 @@ static int kern_line(struct sym_ctx *ctx, const char *line, size_t *cap)
 	return 0;
 }
 
+/*
+ * The name at offset @off of the kallsyms file @fd, up to the first of
+ * " \t\n" or NUL or the end of the file (as kern_line() cuts it), copied
+ * into the ctx arena; its binding from the type letter two bytes before.
+ * NULL if unreadable; *@err = -ENOMEM when out of memory.
+ */
+static const char *kern_name_at(struct sym_ctx *ctx, int fd, u64 off, u8 *bind,
+				int *err)
+{
+	char stack[256], *buf = stack, *nb;
+	size_t cap = sizeof(stack), have = 0, i = 2;
+	const char *name = NULL;
+	bool cut = false;
+	ssize_t r;
+
+	*err = 0;
+	if (off < 2)
+		return NULL;
+	while (!cut) {
+		if (have == cap) {
+			nb = cap > SIZE_MAX / 4 ? NULL : buf == stack ?
+				malloc(2 * cap) : realloc(buf, 2 * cap);
+			if (!nb) { /* buf is still ours, freed below */
+				*err = -ENOMEM;
+				goto out;
+			}
+			if (buf == stack)
+				memcpy(nb, stack, have);
+			buf = nb;
+			cap *= 2;
+		}
+		r = pread(fd, buf + have, cap - have, (off_t)(off - 2 + have));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		for (; i < have; i++)
+			if (!buf[i] || buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n') {
+				cut = true;
+				break;
+			}
+	}
+	if (i <= 2) /* unreadable, or not the name kern_line() saw */
+		goto out;
+	*bind = buf[0] == 'T' ? STB_GLOBAL : buf[0] == 't' ? STB_LOCAL : STB_WEAK;
+	name = arena_strndup(&ctx->arena, buf + 2, i - 2);
+	if (!name)
+		*err = -ENOMEM;
+out:
+	if (buf != stack)
+		free(buf);
+	return name;
+}
+
+/* The name of lazy symbol @i (its index in ctx->ksyms), read once and
+ * kept in ctx->kern_names. NULL if unreadable; *@err as above. */
+static const char *kern_lazy_name(struct sym_ctx *ctx, size_t i, int *err)
+{
+	u64 *slot = idmap_get(&ctx->kern_names, i);
+	const char *name;
+	u8 bind;
+
+	*err = 0;
+	if (slot)
+		return (const char *)(uintptr_t)*slot;
+	name = kern_name_at(ctx, ctx->kern_fd, ctx->ksyms[i].off, &bind, err);
+	if (!name)
+		return NULL;
+	if (!(slot = idmap_put(&ctx->kern_names, i))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*slot = (u64)(uintptr_t)name;
+	return name;
+}
+
+static int ksym_addr_cmp(const void *pa, const void *pb)
+{
+	const struct kern_sym *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
 static int ksym_cmp(const void *pa, const void *pb)
 {
 	const struct kern_sym *a = pa, *b = pb;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	return sym_rank_cmp(a->bind, false, a->name, b->bind, false, b->name);
+	return sym_rank_cmp(ksym_bind(a), false, a->name, ksym_bind(b), false,
+			    b->name);
+}
+
+/*
+ * The file read with read() in READ_BLK pieces (/proc/kallsyms reports
+ * size 0, and a whole copy would be 5+ MB of peak memory for nothing),
+ * split into lines as getline() would: every '\n' ends one, a last line
+ * without one counts too. A partial line moves to the buffer's start;
+ * a line longer than the buffer grows it. Returns 0 or -ENOMEM.
+ */
+#define READ_BLK (256 * 1024)
+static int kern_parse(struct sym_ctx *ctx, int fd)
+{
+	struct name_store ns = { NULL, NULL };
+	size_t cap = 0, bcap = READ_BLK, have = 0;
+	char *buf = malloc(bcap + 1), *p, *nl, *nb;
+	u64 base = 0; /* file offset of buf[0] */
+	bool eof = false;
+	int err = 0;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && !eof) {
+		if (have == bcap) {
+			if (bcap > SIZE_MAX / 4 || !(nb = realloc(buf, 2 * bcap + 1))) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			bcap *= 2;
+		}
+		r = read(fd, buf + have, bcap - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			/* getline() stops at an error too, dropping a
+			 * partial line: keep the whole lines that came. */
+			pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
+				 strerror(errno));
+			break;
+		}
+		if (!r)
+			eof = true;
+		have += (size_t)r;
+		buf[have] = '\0';
+		for (p = buf; !err; p = nl + 1) {
+			nl = memchr(p, '\n', have - (size_t)(p - buf));
+			if (!nl) {
+				if (eof && p < buf + have)
+					err = kern_line(ctx, p, strlen(p),
+							base + (u64)(p - buf), &cap, &ns);
+				break;
+			}
+			*nl = '\0';
+			err = kern_line(ctx, p, (size_t)(nl - p),
+					base + (u64)(p - buf), &cap, &ns);
+		}
+		base += (u64)(p - buf);
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * Lazy symbols, sorted by address: one per address, the best name of
+ * those at it (sym_rank_cmp, as ksym_cmp ranks copied names); the names
+ * of such groups are read now and kept in ctx->kern_names under their
+ * final index.
+ */
+static int kern_lazy_dedup(struct sym_ctx *ctx)
+{
+	struct kern_sym *k = ctx->ksyms;
+	size_t i, j, m, w = 0;
+	int err = 0;
+
+	for (i = 0; i < ctx->nksyms; i = j) {
+		const char *best = NULL, *nm;
+		size_t bi = i;
+		u8 bb = 0, b;
+		u64 *slot;
+
+		for (j = i + 1; j < ctx->nksyms && k[j].addr == k[i].addr; j++)
+			;
+		if (j - i > 1)
+			for (m = i; m < j; m++) {
+				nm = kern_name_at(ctx, ctx->kern_fd, k[m].off, &b, &err);
+				if (err)
+					return err;
+				if (nm && (!best || sym_rank_cmp(b, false, nm, bb, false, best) < 0)) {
+					best = nm;
+					bb = b;
+					bi = m;
+				}
+			}
+		k[w] = k[bi];
+		if (best) {
+			if (!(slot = idmap_put(&ctx->kern_names, w)))
+				return -ENOMEM;
+			*slot = (u64)(uintptr_t)best;
+		}
+		w++;
+	}
+	ctx->nksyms = w;
+	return 0;
 }
 
 static int kern_load(struct sym_ctx *ctx)
 {
-	size_t cap = 0, lcap = 0, i, n = 0;
-	char *line = NULL;
-	int err = 0;
-	FILE *f;
+	size_t i, n = 0;
+	struct stat st;
+	int err, fd;
 
 	ctx->kern_loaded = true;
 	if (!*ctx->kallsyms)
 		return 0;
-	f = fopen(ctx->kallsyms, "re");
-	if (!f) {
+	fd = open(ctx->kallsyms, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
 			 strerror(errno));
 		return 0;
 	}
-	while (!err && getline(&line, &lcap, f) > 0)
-		err = kern_line(ctx, line, &cap);
-	free(line);
-	fclose(f);
+	/* A regular file (the build-id cache's copy, --kallsyms FILE) can
+	 * be read again at any offset: names stay there until a frame needs
+	 * one (issue 16: 3 MB of names for 122k symbols, a few hundred
+	 * used). /proc/kallsyms cannot: procfs calls it a regular file of
+	 * size 0, and a read at an offset regenerates everything before it
+	 * (11 ms each here). */
+	ctx->kern_lazy = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
+	ctx->kern_fd = fd;
+	err = kern_parse(ctx, fd);
+	if (!err && ctx->kern_lazy) {
+		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_addr_cmp);
+		err = kern_lazy_dedup(ctx);
+	} else if (!err) {
+		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
+		for (i = 0; i < ctx->nksyms; i++)
+			if (!n || ctx->ksyms[n - 1].addr != ctx->ksyms[i].addr)
+				ctx->ksyms[n++] = ctx->ksyms[i];
+		ctx->nksyms = n;
+	}
+	if (!ctx->kern_lazy || err || !ctx->nksyms) {
+		close(fd);
+		ctx->kern_lazy = false;
+	}
 	if (err) {
 		free(ctx->ksyms);
 		ctx->ksyms = NULL;
 		ctx->nksyms = 0;
+		idmap_free(&ctx->kern_names);
 		return err;
 	}
-	xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
-	for (i = 0; i < ctx->nksyms; i++)
-		if (!n || ctx->ksyms[n - 1].addr != ctx->ksyms[i].addr)
-			ctx->ksyms[n++] = ctx->ksyms[i];
-	ctx->nksyms = n;
 	return 0;
 }
 
@@ -348,6 +653,14 @@ int sym_kernel_resolve(struct sym_ctx *ctx, u64 addr, struct sym_frame *frame)
 		end = (ctx->ksyms[lo - 1].addr | 4095) + 1 + 4096;
 	if (addr >= end)
 		return 0;
+	if (ctx->kern_lazy) {
+		const char *name = kern_lazy_name(ctx, lo - 1, &err);
+
+		if (!name)
+			return err;
+		*frame = (struct sym_frame){ name, NULL, 0 };
+		return 1;
+	}
 	*frame = (struct sym_frame){ ctx->ksyms[lo - 1].name, NULL, 0 };
 	return 1;
 }

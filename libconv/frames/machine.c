@@ -37,6 +37,7 @@ int mach_init(struct machine *m, struct sym_ctx *sym, const struct log_sink *log
 	m->sym = sym;
 	m->log = log;
 	arena_init(&m->strs);
+	strset_init(&m->names);
 	htab_init(&m->procs, sizeof(struct id_ent), 64);
 	htab_init(&m->threads, sizeof(struct id_ent), 64);
 	htab_init(&m->bids, sizeof(struct bid_ent), 64);
@@ -58,7 +59,18 @@ void mach_free(struct machine *m)
 	htab_free(&m->threads);
 	htab_free(&m->bids);
 	arena_free(&m->strs);
+	strset_free(&m->names);
 	memset(m, 0, sizeof(*m));
+}
+
+/* @s interned in m->names (lives until mach_free); NULL on -ENOMEM. */
+static const char *intern(struct machine *m, const char *s)
+{
+	u32 id;
+
+	if (strset_add(&m->names, s, strlen(s), &id) < 0)
+		return NULL;
+	return strset_str(&m->names, id);
 }
 
 /* ------------------------------------------------ pid and tid tables */
@@ -216,14 +228,34 @@ static enum map_kind classify(const char *name)
 	return MAPK_FILE;
 }
 
+/* @a and @b map the same bytes of the same file the same way (names
+ * are interned: equal text, equal pointer). */
+static bool same_map(const struct mach_map *a, const struct mach_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       a->dso == b->dso && a->name == b->name && a->kind == b->kind;
+}
+
 /* Insert [start, end) into the sorted map vector, cutting what overlaps
- * (mmap(2) replaces older mappings in the same range). */
+ * (mmap(2) replaces older mappings in the same range). A map that is
+ * already there as it is changes nothing, and keeps p->gen: the stack
+ * caches keyed on it stay valid (a recording that repeats its MMAP
+ * records would otherwise grow them without bound, issue 16). */
 static int insert_map(struct mach_proc *p, const struct mach_map *nm)
 {
-	size_t i, j, n = 0;
+	size_t i, j, n = 0, lo = 0, hi = p->nr_maps, mid;
 	struct mach_map *out;
 	size_t cap = p->nr_maps + 2;
 
+	while (lo < hi) { /* the first map ending after nm->start */
+		mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].end <= nm->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nr_maps && same_map(&p->maps[lo], nm))
+		return 0;
 	out = calloc(cap, sizeof(*out));
 	if (!out)
 		return -ENOMEM;
@@ -300,7 +332,7 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 	nm.end = mm->start + mm->len;
 	nm.pgoff = mm->pgoff;
 	nm.kind = classify(mm->filename);
-	nm.name = arena_strdup(&m->strs, mm->filename);
+	nm.name = intern(m, mm->filename);
 	if (!nm.name)
 		return -ENOMEM;
 	nm.short_name = map_short_name(m, nm.name);
@@ -330,7 +362,7 @@ int mach_comm(struct machine *m, const struct rec_comm *c)
 
 	if (!t)
 		return -ENOMEM;
-	t->comm = arena_strdup(&m->strs, c->comm);
+	t->comm = intern(m, c->comm);
 	if (!t->comm)
 		return -ENOMEM;
 	t->seen = true;

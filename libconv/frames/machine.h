@@ -66,6 +66,11 @@ struct machine {
 	struct sym_ctx *sym;
 	const struct log_sink *log;
 	struct arena strs;
+	/* Map file names and thread names, interned: a recording that
+	 * repeats its MMAP and COMM records (every FINISHED_ROUND of a long
+	 * capture, a pid reused) stores each name once (issue 16: memory
+	 * flat in input size). */
+	struct strset names;
 
 	struct htab procs;   /* pid -> struct mach_proc * (machine.c) */
 	struct mach_proc *last_proc; /* the last one find_proc() found */

@@ -36,6 +36,7 @@
 #include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Data structures                                                    */
@@ -156,6 +157,9 @@ void sym_ctx_free(struct sym_ctx *ctx)
 	htab_free(&ctx->demangled);
 	strset_free(&ctx->paths);
 	free(ctx->ksyms);
+	idmap_free(&ctx->kern_names);
+	if (ctx->kern_lazy)
+		close(ctx->kern_fd);
 	sym_debuginfod_end(ctx);
 	free(ctx->dso_list);
 	arena_free(&ctx->arena);

@@ -95,6 +95,12 @@ struct sym_ctx {
 	const char *kern_why;
 	struct kern_sym *ksyms;
 	size_t nksyms;
+	/* Names read from the kallsyms file when first needed (a regular
+	 * file; kallsyms.c), cached by symbol index; kern_fd open meanwhile
+	 * (sym_ctx_free() closes it). */
+	bool kern_lazy;
+	int kern_fd;
+	struct idmap kern_names;
 	struct sym_stats stats;
 	bool no_debuginfod;
 	struct sym_dfd *dfd; /* debuginfod.c's client, made on first use */

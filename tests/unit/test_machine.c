@@ -232,6 +232,52 @@ static void test_map_overlap(void)
 	sym_ctx_free(sym);
 }
 
+/* A map that is already there, the same way, changes nothing: the
+ * generation the stack caches key on stays (issue 16: a recording that
+ * repeats its MMAP records kept growing them). Any difference is a
+ * change. Names are interned: one copy per text. */
+static void test_map_repeat(void)
+{
+	struct sym_ctx *sym = new_sym();
+	struct machine m;
+	const struct mach_proc *p;
+	const char *name;
+	u32 gen;
+
+	mach_init(&m, sym, NULL);
+	T_EQ_INT(do_mmap2(&m, 1, 0x10000, 0x10000, 0, "/x/a"), 0);
+	T_EQ_INT(do_mmap2(&m, 1, 0x30000, 0x10000, 0, "/x/b"), 0);
+	T_EQ_INT(do_mmap2(&m, 1, 0x50000, 0x10000, 0, "/x/c"), 0);
+	gen = mach_maps_gen(&m, 1);
+	name = mach_find_map(&m, 1, 0x30000)->name;
+	T_EQ_INT(do_mmap2(&m, 1, 0x30000, 0x10000, 0, "/x/b"), 0);
+	T_EQ_INT(do_mmap2(&m, 1, 0x10000, 0x10000, 0, "/x/a"), 0);
+	T_EQ_INT(do_mmap2(&m, 1, 0x50000, 0x10000, 0, "/x/c"), 0);
+	T_EQ_INT(mach_maps_gen(&m, 1), gen);
+	T(mach_find_map(&m, 1, 0x30000)->name == name);
+	p = mach_proc_of(&m, 1);
+	T(p && p->nr_maps == 3);
+	/* Other offset, length, file or start: new maps. */
+	T_EQ_INT(do_mmap2(&m, 1, 0x30000, 0x10000, 0x1000, "/x/b"), 0);
+	T(mach_maps_gen(&m, 1) != gen);
+	MAP_AT(&m, 1, 0x30000, "/x/b", 0x1000);
+	gen = mach_maps_gen(&m, 1);
+	T_EQ_INT(do_mmap2(&m, 1, 0x30000, 0x8000, 0x1000, "/x/b"), 0);
+	T(mach_maps_gen(&m, 1) != gen);
+	MAP_AT(&m, 1, 0x38000, "/x/b", 0x9000);
+	gen = mach_maps_gen(&m, 1);
+	T_EQ_INT(do_mmap2(&m, 1, 0x30000, 0x8000, 0x1000, "/x/d"), 0);
+	T(mach_maps_gen(&m, 1) != gen);
+	MAP_AT(&m, 1, 0x30000, "/x/d", 0x1000);
+	gen = mach_maps_gen(&m, 1);
+	T_EQ_INT(do_mmap2(&m, 1, 0x50800, 0x800, 0x800, "/x/c"), 0);
+	T(mach_maps_gen(&m, 1) != gen); /* same bytes, but splits c */
+	p = mach_proc_of(&m, 1);
+	T(p && p->nr_maps == 6);
+	mach_free(&m);
+	sym_ctx_free(sym);
+}
+
 /* What is kept, how it is classified and named. */
 static void test_map_kinds(void)
 {
@@ -594,6 +640,7 @@ int main(void)
 		return 77;
 	}
 	test_map_overlap();
+	test_map_repeat();
 	test_map_kinds();
 	test_threads();
 	test_fork();

@@ -21,7 +21,9 @@
 #include <gelf.h>
 #include <link.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define FIXTURE_BID "0123456789abcdef0123456789abcdef01234567"
@@ -836,6 +838,126 @@ static void test_kallsyms(void)
 
 }
 
+/*
+ * kallsyms.c reads the file in 256 KiB pieces and parses 16-digit
+ * addresses eight digits at a time: lines split across pieces, a line
+ * longer than a piece, a last line without '\n', upper-case and short
+ * addresses, and 16-character fields that are not all hex digits (those
+ * go to strtoull, which stops at the first non-digit: no symbol).
+ */
+static void test_kallsyms_pieces(void)
+{
+	char path[600], want[64];
+	struct sym_opts opts = { .kallsyms = path };
+	struct sym_frame fr;
+	struct sym_ctx *ctx;
+	static char longname[300 * 1024 + 1];
+	unsigned i, n = 40000;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kallsyms-big", tmpdir);
+	f = fopen(path, "w");
+	T(f != NULL);
+	if (!f)
+		return;
+	memset(longname, 'x', sizeof(longname) - 1);
+	/* 40000 lines of 40 bytes: 1.6 MB, six read pieces. */
+	for (i = 0; i < n; i++)
+		fprintf(f, i % 3 ? "ffffffff%08x T fn_%016u\n" :
+			"FFFFFFFF%08X t fn_%016u\n", 0x81000000u + 16 * i, i);
+	fprintf(f, "ffffffff%08x t %s\n", 0x81000000u + 16 * n, longname);
+	fprintf(f, "ffffffff8g000000 T not_hex_g\n"); /* strtoull stops at g */
+	fprintf(f, "ffffffff8100000 T fifteen_digits_no\n"); /* 15, then ' ' */
+	fprintf(f, "fffffffff:000000 T colon\n");
+	fprintf(f, "ffffffff\xb1" "0000000 T high_byte\n");
+	fprintf(f, "c0000000 T short_addr\n");
+	fprintf(f, "ffffffffd0000000 T no_newline");
+	fclose(f);
+
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T(sym_kernel_usable(ctx, 0));
+	for (i = 0; i < n; i += 997) {
+		snprintf(want, sizeof(want), "fn_%016u", i);
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000000ULL + 16 * i + 3, &fr), 1);
+		T_EQ_STR(fr.func, want);
+	}
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000000ULL + 16 * n + 1, &fr), 1);
+	T(fr.func && strlen(fr.func) == sizeof(longname) - 1);
+	/* "ffffffff8100000 " is 15 digits: the address is 0xffffffff8100000. */
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff8100000ULL + 1, &fr), 1);
+	T_EQ_STR(fr.func, "fifteen_digits_no");
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xc0000001ULL, &fr), 1);
+	T_EQ_STR(fr.func, "short_addr");
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffffd0000001ULL, &fr), 1);
+	T_EQ_STR(fr.func, "no_newline");
+	/* Not symbols: the addresses after the long name resolve to it or
+	 * to nothing, never to not_hex_g / colon / high_byte. */
+	T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff8f000001ULL, &fr), 1);
+	T(fr.func && strlen(fr.func) == sizeof(longname) - 1);
+	sym_ctx_free(ctx);
+}
+
+/*
+ * Names at one address are ranked the same whether kallsyms.c copies them
+ * (a pipe or /proc: read once) or reads them back from a regular file
+ * when needed; here the aliases are not next to each other in the file.
+ */
+static void test_kallsyms_ties(void)
+{
+	static const char text[] =
+		"ffffffff81001000 W weak_fn\n"
+		"ffffffff81000000 T _text\n"
+		"ffffffff81002000 T other\n"
+		"ffffffff81001000 t __weak_fn_alias\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81003000 t same_len_b\n"
+		"ffffffff81003000 t same_len_a\n";
+	char path[600], fifo[600];
+	struct sym_frame fr;
+	struct sym_ctx *ctx;
+	int pass;
+
+	snprintf(path, sizeof(path), "%s/kallsyms-ties", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/kallsyms-fifo", tmpdir);
+	write_file(path, text);
+	T_EQ_INT(mkfifo(fifo, 0600), 0);
+	for (pass = 0; pass < 2; pass++) {
+		struct sym_opts opts = { .kallsyms = pass ? fifo : path };
+		pid_t child = -1;
+
+		if (pass && (child = fork()) == 0) {
+			FILE *f = fopen(fifo, "w");
+
+			if (f) {
+				fputs(text, f);
+				fclose(f);
+			}
+			_exit(0);
+		}
+		T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+		T(sym_kernel_usable(ctx, 0xffffffff81000000ULL));
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81000010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "startup_64");
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81001010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "__weak_fn_alias");
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81002010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "other");
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81003010ULL, &fr), 1);
+		T_EQ_STR(fr.func, "same_len_a"); /* strcmp decides last */
+		/* Twice: the second answer comes from the cache. */
+		T_EQ_INT(sym_kernel_resolve(ctx, 0xffffffff81002020ULL, &fr), 1);
+		T_EQ_STR(fr.func, "other");
+		sym_ctx_free(ctx);
+		/* A writer the parent never read from would block forever;
+		 * one that was read to its end has exited already. */
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+	}
+	unlink(fifo);
+}
+
 /* The running kernel, when /proc/kallsyms has real addresses (root). */
 static void test_proc_kallsyms(void)
 {
@@ -871,6 +993,8 @@ int main(void)
 	}
 	test_demangle();
 	test_kallsyms();
+	test_kallsyms_pieces();
+	test_kallsyms_ties();
 	test_proc_kallsyms();
 	test_missing();
 	if (!find_fixdir() || run("cc --version >/dev/null 2>&1")) {
