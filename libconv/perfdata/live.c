@@ -60,6 +60,7 @@
 #define MIN_PAGES 8
 #define POLL_MS 100
 #define POLL_BACKLOG_MS 10
+#define LIVE_NICE (-10) /* the capture thread's, from nice 0 */
 /* What the capture thread holds for a reader that lags (startup symbol
  * loading, a busy machine): about 1000 full-size samples. */
 #define BACKLOG_MAX (64u << 20)
@@ -109,6 +110,13 @@ struct perfspy_record {
 	size_t nr_cpu0, nr_cpu1, cap_cpu1;
 	u64 cpu_seen_ns;
 	u64 samples, lost, lost_records, bytes;
+	/* Where a capture that loses samples falls behind (-vv): the
+	 * longest stretch between two passes over the ring buffers (the
+	 * capture thread waiting for a CPU), the largest backlog, and the
+	 * passes the backlog cap cut short (the reader lagging). */
+	u64 pass_ns, gap_max_ns;
+	size_t backlog_max;
+	u64 backlog_stops;
 };
 
 static u64 now_ns(void)
@@ -220,6 +228,30 @@ static int push_out(struct perfspy_record *r, bool wait)
 	return 0;
 }
 
+/*
+ * Keeping up (docs/design.md §3.3): on a machine whose CPUs the target
+ * keeps busy, a thread at the default priority gets its fair share of a
+ * CPU among the target's threads (1/33 of one with 64 busy threads on 2
+ * CPUs), so a capture pass waits seconds for a CPU and the ring buffers
+ * overflow. The capture thread uses about 1% of a CPU; nice -10 lets it
+ * run when it wakes. Only from the default nice 0, and only where the
+ * caller may (CAP_SYS_NICE or RLIMIT_NICE): a caller that chose a
+ * priority keeps it. Linux's nice is per thread (setpriority(2) with a
+ * thread id).
+ */
+static void raise_priority(struct log_sink *log, const char *what)
+{
+	id_t tid = (id_t)syscall(SYS_gettid);
+	int nice;
+
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, tid);
+	if (errno || nice != 0)
+		return;
+	if (setpriority(PRIO_PROCESS, tid, LIVE_NICE))
+		pr_debug(log, "record: %s keeps nice 0: %s", what, strerror(errno));
+}
+
 /* ------------------------------------------------------------ attach */
 
 /* COMM (+ FORK for non-leaders) per thread and MMAP2 per executable
@@ -327,8 +359,10 @@ static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u6
 	int err = 0;
 
 	perf_evlist__for_each_mmap(evlist, map, false) {
-		if (r->out.len - r->out_pos >= BACKLOG_MAX)
+		if (r->out.len - r->out_pos >= BACKLOG_MAX) {
+			r->backlog_stops++;
 			break;
+		}
 		if (perf_mmap__read_init(map) < 0)
 			continue; /* -EAGAIN: empty */
 		while (r->out.len - r->out_pos < BACKLOG_MAX &&
@@ -362,10 +396,17 @@ static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u6
 static int drain(struct perfspy_record *r)
 {
 	bool any = false;
-	int err = drain_evlist(r, r->evlist, ID_CLOCK, &any);
+	u64 t = now_ns();
+	int err;
 
+	if (r->pass_ns && t - r->pass_ns > r->gap_max_ns)
+		r->gap_max_ns = t - r->pass_ns;
+	r->pass_ns = t;
+	err = drain_evlist(r, r->evlist, ID_CLOCK, &any);
 	if (!err && r->evlist_cs)
 		err = drain_evlist(r, r->evlist_cs, ID_CS, &any);
+	if (r->out.len - r->out_pos > r->backlog_max)
+		r->backlog_max = r->out.len - r->out_pos;
 	return err ? err : any ? live_put_round(&r->out) : 0;
 }
 
@@ -373,7 +414,10 @@ static void *capture_main(void *arg)
 {
 	struct perfspy_record *r = arg;
 	struct pollfd pfd = { .fd = r->wfd, .events = POLLOUT };
-	int err = push_out(r, false); /* header, attr, synthesized records */
+	int err;
+
+	raise_priority(&r->log, "capture thread");
+	err = push_out(r, false); /* header, attr, synthesized records */
 
 	while (!err && !check_end(r)) {
 		/* With a backlog, wait for the reader, briefly: the ring
@@ -401,6 +445,9 @@ static void *capture_main(void *arg)
 		err = push_out(r, true);
 	if (err)
 		pr_debug(&r->log, "record: capture ended: %s", strerror(-err));
+	pr_debug(&r->log, "record: capture: longest gap between passes %.1f ms, largest backlog %.1f MiB, %llu passes cut by the backlog cap",
+		 (double)r->gap_max_ns / 1e6, (double)r->backlog_max / (1 << 20),
+		 (unsigned long long)r->backlog_stops);
 	r->err = err;
 	/* EOF for the reader. */
 	close(r->wfd);
