@@ -57,6 +57,7 @@
 #define DEFAULT_STACK 65528 /* the largest dump perf accepts (dwarf,65528) */
 #define DEFAULT_PAGES 1024  /* 4 MiB per CPU: 64 full-size samples */
 #define BUFFERS_MAX (64ULL << 20) /* ring buffers of all CPUs, by default */
+#define BUFFER_MS 250 /* full-size samples of one CPU a buffer holds, at least */
 #define MIN_PAGES 8
 #define POLL_MS 100
 #define POLL_BACKLOG_MS 10
@@ -614,15 +615,25 @@ static int map_buffers(struct perfspy_record *r, u32 pages, bool fixed)
 	}
 }
 
-/* DEFAULT_PAGES per CPU, within BUFFERS_MAX for all CPUs together and
- * at least perf's own default (perf_event_mlock_kb, 128 pages). */
+/* DEFAULT_PAGES per CPU, or at high rates enough for BUFFER_MS of one
+ * CPU's full-size samples (the kernel writes the whole stack dump into
+ * the ring; the capture cuts it afterwards), within BUFFERS_MAX for all
+ * CPUs together and at least perf's own default (perf_event_mlock_kb,
+ * 128 pages). At 99 Hz that is the default (64 samples: 0.65 s of a
+ * CPU); at 6,336 Hz (64 threads' worth of 99 Hz on one CPU,
+ * docs/design.md §3.3) 4 MiB would last 10 ms of a CPU, a capture
+ * thread that waits longer for a CPU loses samples. */
 static u32 default_pages(struct perfspy_record *r)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	int n = perf_cpu_map__nr(r->cpus);
 	u64 fit = pg > 0 && n > 0 ? BUFFERS_MAX / (u64)pg / (u64)n : DEFAULT_PAGES;
+	u64 want = pg > 0 ? (u64)r->attr.sample_freq * (r->attr.sample_stack_user + 1024) *
+			    BUFFER_MS / 1000 / (u64)pg : 0;
 	u32 pages = DEFAULT_PAGES;
 
+	while (pages < want && pages < fit && pages < (1u << 30))
+		pages *= 2;
 	while (pages > 128 && pages > fit)
 		pages /= 2;
 	return pages;
