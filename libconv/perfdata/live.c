@@ -114,7 +114,7 @@ struct perfspy_record {
 	/* Where a capture that loses samples falls behind (-vv): the
 	 * longest stretch between two passes over the ring buffers (the
 	 * capture thread waiting for a CPU), the largest backlog, and the
-	 * passes the backlog cap cut short (the reader lagging). */
+	 * ring reads that stopped at the backlog cap (the reader lagging). */
 	u64 pass_ns, gap_max_ns;
 	size_t backlog_max;
 	u64 backlog_stops;
@@ -360,10 +360,8 @@ static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u6
 	int err = 0;
 
 	perf_evlist__for_each_mmap(evlist, map, false) {
-		if (r->out.len - r->out_pos >= BACKLOG_MAX) {
-			r->backlog_stops++;
+		if (r->out.len - r->out_pos >= BACKLOG_MAX)
 			break;
-		}
 		if (perf_mmap__read_init(map) < 0)
 			continue; /* -EAGAIN: empty */
 		while (r->out.len - r->out_pos < BACKLOG_MAX &&
@@ -388,6 +386,8 @@ static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u6
 			*any = true;
 		}
 		perf_mmap__read_done(map);
+		if (r->out.len - r->out_pos >= BACKLOG_MAX)
+			r->backlog_stops++; /* what is left waits in the ring */
 		if (err)
 			return err;
 	}
@@ -446,7 +446,7 @@ static void *capture_main(void *arg)
 		err = push_out(r, true);
 	if (err)
 		pr_debug(&r->log, "record: capture ended: %s", strerror(-err));
-	pr_debug(&r->log, "record: capture: longest gap between passes %.1f ms, largest backlog %.1f MiB, %llu passes cut by the backlog cap",
+	pr_debug(&r->log, "record: capture: longest gap between passes %.1f ms, largest backlog %.1f MiB, %llu ring reads stopped at the backlog cap",
 		 (double)r->gap_max_ns / 1e6, (double)r->backlog_max / (1 << 20),
 		 (unsigned long long)r->backlog_stops);
 	r->err = err;
