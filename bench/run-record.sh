@@ -29,6 +29,9 @@
 # peak RSS (within 10%). The numbers need a quiet machine with at least
 # REC_THREADS + 2 cores; on fewer cores the threads share them, so per-thread
 # rates are per CPU second, and the slowdown includes the profiler's own CPU.
+# Then issue 16's keep-up runs (keepup() below: 64 threads at 99 Hz, the
+# arrival rate, lost samples, lag, the processing rate; MET/NOT MET).
+# REC_PART=overhead runs only the table above, REC_PART=keepup only those.
 # Usage: O=build bench/run-record.sh  (or `make bench-record`); run as root
 # (or with perf_event_paranoid <= 1). PY312 overrides the interpreter.
 set -u
@@ -339,7 +342,7 @@ keepup() {
 		[ "$lost" = 0 ] || met=0
 		awk -v l="$lag" 'BEGIN { exit !(l > 1) }' && met=0
 		arr=$(awk -v n="$n" -v l="$lost" -v s="$secs" -v m="${arr:-0}" \
-			'BEGIN { a = (n + l) / s; printf "%.0f", a > m ? a : m }')
+			'BEGIN { a = (n + l) / s; printf "%.0f", (a > m ? a : m) }')
 	done
 	[ "${worst%% *}" -ge "$KU_NEED" ] || met=0
 	echo
