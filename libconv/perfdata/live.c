@@ -573,6 +573,14 @@ static int open_events(struct perfspy_record *r)
 	err = perf_evlist__open(r->evlist);
 	if (err == -EMFILE && raise_nofile(r))
 		err = perf_evlist__open(r->evlist);
+	if (err == -EMFILE) {
+		struct rlimit rl = { 0 };
+		int nt = perf_thread_map__nr(r->threads), nc = perf_cpu_map__nr(r->cpus);
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		pr_warn(&r->log, "record: %d threads x %d CPUs need %d open files (one event each, docs/design.md §3.3), more than the limit of %llu: raise it (ulimit -n)",
+			nt, nc, nt * nc * (r->idle ? 2 : 1), (unsigned long long)rl.rlim_cur);
+	}
 	if ((err == -EACCES || err == -EPERM) && !r->attr.exclude_kernel) {
 		struct perf_event_attr *a = perf_evsel__attr(r->evsel);
 
