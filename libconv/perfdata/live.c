@@ -631,13 +631,10 @@ static int map_buffers(struct perfspy_record *r, u32 pages, bool fixed)
  * CPU); at 6,336 Hz (64 threads' worth of 99 Hz on one CPU,
  * docs/design.md §3.3) 4 MiB would last 10 ms of a CPU, a capture
  * thread that waits longer for a CPU loses samples. */
-static u32 default_pages(struct perfspy_record *r)
+u32 live_ring_pages(u32 rate, u32 stack, long page, int ncpu)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	int n = perf_cpu_map__nr(r->cpus);
-	u64 fit = pg > 0 && n > 0 ? BUFFERS_MAX / (u64)pg / (u64)n : DEFAULT_PAGES;
-	u64 want = pg > 0 ? (u64)r->attr.sample_freq * (r->attr.sample_stack_user + 1024) *
-			    BUFFER_MS / 1000 / (u64)pg : 0;
+	u64 fit = page > 0 && ncpu > 0 ? BUFFERS_MAX / (u64)page / (u64)ncpu : DEFAULT_PAGES;
+	u64 want = page > 0 ? (u64)rate * (stack + 1024ULL) * BUFFER_MS / 1000 / (u64)page : 0;
 	u32 pages = DEFAULT_PAGES;
 
 	while (pages < want && pages < fit && pages < (1u << 30))
@@ -645,6 +642,12 @@ static u32 default_pages(struct perfspy_record *r)
 	while (pages > 128 && pages > fit)
 		pages /= 2;
 	return pages;
+}
+
+static u32 default_pages(struct perfspy_record *r)
+{
+	return live_ring_pages((u32)r->attr.sample_freq, (u32)r->attr.sample_stack_user,
+			       sysconf(_SC_PAGESIZE), perf_cpu_map__nr(r->cpus));
 }
 
 static int check_opts(const struct perfspy_record_opts *o)
