@@ -57,9 +57,11 @@
 #define DEFAULT_STACK 65528 /* the largest dump perf accepts (dwarf,65528) */
 #define DEFAULT_PAGES 1024  /* 4 MiB per CPU: 64 full-size samples */
 #define BUFFERS_MAX (64ULL << 20) /* ring buffers of all CPUs, by default */
+#define BUFFER_MS 250 /* full-size samples of one CPU a buffer holds, at least */
 #define MIN_PAGES 8
 #define POLL_MS 100
 #define POLL_BACKLOG_MS 10
+#define LIVE_NICE (-10) /* the capture thread's, from nice 0 */
 /* What the capture thread holds for a reader that lags (startup symbol
  * loading, a busy machine): about 1000 full-size samples. */
 #define BACKLOG_MAX (64u << 20)
@@ -109,6 +111,13 @@ struct perfspy_record {
 	size_t nr_cpu0, nr_cpu1, cap_cpu1;
 	u64 cpu_seen_ns;
 	u64 samples, lost, lost_records, bytes;
+	/* Where a capture that loses samples falls behind (-vv): the
+	 * longest stretch between two passes over the ring buffers (the
+	 * capture thread waiting for a CPU), the largest backlog, and the
+	 * ring reads that stopped at the backlog cap (the reader lagging). */
+	u64 pass_ns, gap_max_ns;
+	size_t backlog_max;
+	u64 backlog_stops;
 };
 
 static u64 now_ns(void)
@@ -218,6 +227,30 @@ static int push_out(struct perfspy_record *r, bool wait)
 		r->out_pos = 0;
 	}
 	return 0;
+}
+
+/*
+ * Keeping up (docs/design.md §3.3): on a machine whose CPUs the target
+ * keeps busy, a thread at the default priority gets its fair share of a
+ * CPU among the target's threads (1/33 of one with 64 busy threads on 2
+ * CPUs), so a capture pass waits seconds for a CPU and the ring buffers
+ * overflow. The capture thread uses about 1% of a CPU; nice -10 lets it
+ * run when it wakes. Only from the default nice 0, and only where the
+ * caller may (CAP_SYS_NICE or RLIMIT_NICE): a caller that chose a
+ * priority keeps it. Linux's nice is per thread (setpriority(2) with a
+ * thread id).
+ */
+static void raise_priority(struct log_sink *log, const char *what)
+{
+	id_t tid = (id_t)syscall(SYS_gettid);
+	int nice;
+
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, tid);
+	if (errno || nice != 0)
+		return;
+	if (setpriority(PRIO_PROCESS, tid, LIVE_NICE))
+		pr_debug(log, "record: %s keeps nice 0: %s", what, strerror(errno));
 }
 
 /* ------------------------------------------------------------ attach */
@@ -353,6 +386,8 @@ static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u6
 			*any = true;
 		}
 		perf_mmap__read_done(map);
+		if (r->out.len - r->out_pos >= BACKLOG_MAX)
+			r->backlog_stops++; /* what is left waits in the ring */
 		if (err)
 			return err;
 	}
@@ -362,10 +397,17 @@ static int drain_evlist(struct perfspy_record *r, struct perf_evlist *evlist, u6
 static int drain(struct perfspy_record *r)
 {
 	bool any = false;
-	int err = drain_evlist(r, r->evlist, ID_CLOCK, &any);
+	u64 t = now_ns();
+	int err;
 
+	if (r->pass_ns && t - r->pass_ns > r->gap_max_ns)
+		r->gap_max_ns = t - r->pass_ns;
+	r->pass_ns = t;
+	err = drain_evlist(r, r->evlist, ID_CLOCK, &any);
 	if (!err && r->evlist_cs)
 		err = drain_evlist(r, r->evlist_cs, ID_CS, &any);
+	if (r->out.len - r->out_pos > r->backlog_max)
+		r->backlog_max = r->out.len - r->out_pos;
 	return err ? err : any ? live_put_round(&r->out) : 0;
 }
 
@@ -373,7 +415,10 @@ static void *capture_main(void *arg)
 {
 	struct perfspy_record *r = arg;
 	struct pollfd pfd = { .fd = r->wfd, .events = POLLOUT };
-	int err = push_out(r, false); /* header, attr, synthesized records */
+	int err;
+
+	raise_priority(&r->log, "capture thread");
+	err = push_out(r, false); /* header, attr, synthesized records */
 
 	while (!err && !check_end(r)) {
 		/* With a backlog, wait for the reader, briefly: the ring
@@ -401,6 +446,9 @@ static void *capture_main(void *arg)
 		err = push_out(r, true);
 	if (err)
 		pr_debug(&r->log, "record: capture ended: %s", strerror(-err));
+	pr_debug(&r->log, "record: capture: longest gap between passes %.1f ms, largest backlog %.1f MiB, %llu ring reads stopped at the backlog cap",
+		 (double)r->gap_max_ns / 1e6, (double)r->backlog_max / (1 << 20),
+		 (unsigned long long)r->backlog_stops);
 	r->err = err;
 	/* EOF for the reader. */
 	close(r->wfd);
@@ -525,6 +573,14 @@ static int open_events(struct perfspy_record *r)
 	err = perf_evlist__open(r->evlist);
 	if (err == -EMFILE && raise_nofile(r))
 		err = perf_evlist__open(r->evlist);
+	if (err == -EMFILE) {
+		struct rlimit rl = { 0 };
+		int nt = perf_thread_map__nr(r->threads), nc = perf_cpu_map__nr(r->cpus);
+
+		getrlimit(RLIMIT_NOFILE, &rl);
+		pr_warn(&r->log, "record: %d threads x %d CPUs need %d open files (one event each, docs/design.md §3.3), more than the limit of %llu: raise it (ulimit -n)",
+			nt, nc, nt * nc * (r->idle ? 2 : 1), (unsigned long long)rl.rlim_cur);
+	}
 	if ((err == -EACCES || err == -EPERM) && !r->attr.exclude_kernel) {
 		struct perf_event_attr *a = perf_evsel__attr(r->evsel);
 
@@ -567,18 +623,31 @@ static int map_buffers(struct perfspy_record *r, u32 pages, bool fixed)
 	}
 }
 
-/* DEFAULT_PAGES per CPU, within BUFFERS_MAX for all CPUs together and
- * at least perf's own default (perf_event_mlock_kb, 128 pages). */
-static u32 default_pages(struct perfspy_record *r)
+/* DEFAULT_PAGES per CPU, or at high rates enough for BUFFER_MS of one
+ * CPU's full-size samples (the kernel writes the whole stack dump into
+ * the ring; the capture cuts it afterwards), within BUFFERS_MAX for all
+ * CPUs together and at least perf's own default (perf_event_mlock_kb,
+ * 128 pages). At 99 Hz that is the default (64 samples: 0.65 s of a
+ * CPU); at 6,336 Hz (64 threads' worth of 99 Hz on one CPU,
+ * docs/design.md §3.3) 4 MiB would last 10 ms of a CPU, a capture
+ * thread that waits longer for a CPU loses samples. */
+u32 live_ring_pages(u32 rate, u32 stack, long page, int ncpu)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	int n = perf_cpu_map__nr(r->cpus);
-	u64 fit = pg > 0 && n > 0 ? BUFFERS_MAX / (u64)pg / (u64)n : DEFAULT_PAGES;
+	u64 fit = page > 0 && ncpu > 0 ? BUFFERS_MAX / (u64)page / (u64)ncpu : DEFAULT_PAGES;
+	u64 want = page > 0 ? (u64)rate * (stack + 1024ULL) * BUFFER_MS / 1000 / (u64)page : 0;
 	u32 pages = DEFAULT_PAGES;
 
+	while (pages < want && pages < fit && pages < (1u << 30))
+		pages *= 2;
 	while (pages > 128 && pages > fit)
 		pages /= 2;
 	return pages;
+}
+
+static u32 default_pages(struct perfspy_record *r)
+{
+	return live_ring_pages((u32)r->attr.sample_freq, (u32)r->attr.sample_stack_user,
+			       sysconf(_SC_PAGESIZE), perf_cpu_map__nr(r->cpus));
 }
 
 static int check_opts(const struct perfspy_record_opts *o)

@@ -29,6 +29,10 @@
  */
 u64 live_regs_user_mask(const char *machine);
 
+/* Default ring-buffer pages per CPU for @rate Hz with @stack-byte dumps,
+ * @page-byte pages and @ncpu buffers (live.c default_pages). */
+u32 live_ring_pages(u32 rate, u32 stack, long page, int ncpu);
+
 /* A growable byte buffer the stream is assembled in. */
 struct live_buf {
 	u8 *p;

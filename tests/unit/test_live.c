@@ -324,9 +324,26 @@ static void test_regs_mask(void)
 	T_EQ_INT(live_regs_user_mask("riscv64"), 0);
 }
 
+/* Ring sizes (docs/design.md §3.3): 1024 pages at 99 Hz; at 6,336 Hz
+ * (64 threads' worth on one CPU) 250 ms of full 65,528-byte samples is
+ * about 25,700 pages, capped by 64 MiB over the CPUs; never under 128. */
+static void test_ring_pages(void)
+{
+	T_EQ_INT(live_ring_pages(99, 65528, 4096, 2), 1024);
+	T_EQ_INT(live_ring_pages(6336, 65528, 4096, 2), 8192);
+	T_EQ_INT(live_ring_pages(1000, 65528, 4096, 2), 4096);
+	T_EQ_INT(live_ring_pages(1000, 8192, 4096, 2), 1024);
+	T_EQ_INT(live_ring_pages(99, 65528, 4096, 64), 256);
+	T_EQ_INT(live_ring_pages(6336, 65528, 4096, 64), 256);
+	T_EQ_INT(live_ring_pages(99, 65528, 4096, 1024), 128);
+	T_EQ_INT(live_ring_pages(6336, 65528, 65536, 1), 1024);
+	T_EQ_INT(live_ring_pages(99, 65528, 0, 2), 1024);
+}
+
 int main(void)
 {
 	test_regs_mask();
+	test_ring_pages();
 	test_stream();
 	test_trim();
 	test_opts();
