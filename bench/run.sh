@@ -154,12 +154,13 @@ measure() {
 	done
 }
 
-# perfspy twice: its default, -j (online CPUs) worker threads, and -j 1.
+# perfspy twice: its default (-j online CPUs for DWARF recordings, -j 1
+# for frame pointers: docs/design.md §6.4) and the other choice ($alt_j).
 run_perfspy() {
 	tm "$tmp/t.1" "$PERFSPY" convert -q -i "$DATA" -o "$1"
 }
 run_perfspy_j1() {
-	tm "$tmp/t.1" "$PERFSPY" convert -q -j 1 -i "$DATA" -o "$1"
+	tm "$tmp/t.1" "$PERFSPY" convert -q -j "$alt_j" -i "$DATA" -o "$1"
 }
 run_perf_report() {
 	tm "$tmp/t.1" "$PERF" report -i "$DATA" --stdio --no-children -g folded >"$1" 2>/dev/null
@@ -180,12 +181,14 @@ run_script_py() {
 }
 
 ncpu=$(nproc 2>/dev/null || echo 1)
+def_j=1 alt_j=$ncpu
+[ "${BENCH_MODE:-fp}" = dwarf ] && def_j=$ncpu alt_j=1
 tools=(perfspy perf_report cat)
 [ "$ncpu" -gt 1 ] && tools=(perfspy perfspy_j1 perf_report cat)
 [ "${BENCH_PIPELINES:-1}" = 1 ] && tools+=(script_awk script_py)
 declare -A LABEL=(
-	[perfspy]="perfspy convert (-j $ncpu)"
-	[perfspy_j1]="perfspy convert -j 1"
+	[perfspy]="perfspy convert (default -j $def_j)"
+	[perfspy_j1]="perfspy convert -j $alt_j"
 	[perf_report]="perf report -g folded"
 	[cat]="cat (the floor)"
 	[script_awk]="perf script | collapse.awk | sort"
@@ -199,8 +202,8 @@ done
 # The same bytes whatever the number of threads (issue 16).
 if [ "$ncpu" -gt 1 ]; then
 	cmp -s "$tmp/perfspy.out" "$tmp/perfspy_j1.out" ||
-		die "perfspy -j $ncpu and -j 1 wrote different output"
-	echo "bench: perfspy -j $ncpu and -j 1 wrote the same bytes"
+		die "perfspy -j $def_j and -j $alt_j wrote different output"
+	echo "bench: perfspy -j $def_j and -j $alt_j wrote the same bytes"
 fi
 
 # Sanity: every folding tool folds every sample (perf report prints
@@ -248,10 +251,9 @@ for t in tools[1:]:
 floor = med['perfspy'] / med['cat'] if med['cat'] else 0
 print('%-36s %6.1fx the time of cat (the floor)' % (label['perfspy'], floor))
 if 'perfspy_j1' in med:
-    print('%-36s %6.1fx the time of cat; perf report %.1fx slower; -j %s is %.2fx faster' % (
+    print('%-36s %6.1fx the time of cat; perf report %.1fx slower; the default is %.2fx faster' % (
         label['perfspy_j1'], med['perfspy_j1'] / med['cat'] if med['cat'] else 0,
-        med['perf_report'] / med['perfspy_j1'], label['perfspy'].split('-j ')[1].rstrip(')'),
-        med['perfspy_j1'] / med['perfspy']))
+        med['perf_report'] / med['perfspy_j1'], med['perfspy_j1'] / med['perfspy']))
 print()
 peer = med['perf_report'] / med['perfspy']
 ok_rss = rss['perfspy'] <= rss['perf_report']

@@ -142,10 +142,13 @@ void cli_check_dirs(const struct cli_common *c)
 				stat(dirs[i], &st) ? strerror(errno) : "not a directory");
 }
 
-int cli_default_jobs(void)
+int cli_default_jobs(struct perfspy_session *s)
 {
+	PERFSPY_OPTS(perfspy_info, info);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+	if (perfspy_session__info(s, &info) || !info.has_user_stack)
+		return 1;
 	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
@@ -580,6 +583,7 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp)
 {
+	struct perfspy_convert_opts o;
 	const char *name = strcmp(path, "-") ? path : "<stdin>";
 	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
 	char magic[8];
@@ -598,7 +602,11 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		*sp = cli_open(path, c);
 		if (!*sp)
 			return -1;
-		err = perfspy_session__convert(*sp, co, f);
+		/* No -j: as many as pay (cli_default_jobs). */
+		o = *co;
+		if (!o.jobs)
+			o.jobs = cli_default_jobs(*sp);
+		err = perfspy_session__convert(*sp, &o, f);
 		cli_progress_end();
 		if (err)
 			cli_convert_error(*sp, name, err);

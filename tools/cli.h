@@ -61,8 +61,11 @@ void cli_filter_empty(struct perfspy_session *s, const char *name,
 /* The library log level the common options ask for (-q, -v, -vv). */
 int cli_log_level(const struct cli_common *c);
 
-/* -j's default: the online CPUs (1 if unknown), at most 256. */
-int cli_default_jobs(void);
+/* -j's default for @s: the online CPUs (at most 256) for a recording
+ * with user stack dumps (--call-graph dwarf), where the split pays; 1
+ * for frame-pointer callchains, where one thread measured faster
+ * (docs/design.md §6.4). */
+int cli_default_jobs(struct perfspy_session *s);
 
 /* A decimal option value in [@min, @max]; -1 (message printed) if not. */
 int cli_parse_num(const char *s, const char *what, long min, long max, long *out);

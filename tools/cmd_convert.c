@@ -67,7 +67,8 @@ static void convert_usage(FILE *f)
 		"                        $DEBUGINFOD_TIMEOUT [default here: 10 s])\n"
 		"  -j, --jobs N          threads converting, the samples split by thread;\n"
 		"                        the output is the same for every N [default: the\n"
-		"                        online CPUs]\n"
+		"                        online CPUs for --call-graph dwarf recordings, 1\n"
+		"                        for frame-pointer ones, where it measured slower]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -174,7 +175,6 @@ int cmd_convert(int argc, char **argv)
 	int c, li = 0, err, ret = 1;
 	long v;
 
-	co.jobs = cli_default_jobs();
 	while ((c = getopt_long(argc, argv, ":i:o:f:j:qvh", convert_opts, &li)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; in_set = true; break;

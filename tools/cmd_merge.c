@@ -49,7 +49,7 @@ static void merge_usage(FILE *f)
 		"      --weight samples|period, --perf-map-dir DIR, --qualname,\n"
 		"      --full-filenames, --symfs DIR, --buildid-dir DIR, --kallsyms FILE\n"
 		"  -j, --jobs N          threads converting perf.data (as convert -j)\n"
-		"                        [default: the online CPUs]\n"
+		"                        [default: as convert's]\n"
 		"  -q, --quiet           only errors on stderr (no summary)\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -228,7 +228,6 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
 	a->top = 5;
 	a->roots = -1;
 	a->co.sz = sizeof(a->co);
-	a->co.jobs = cli_default_jobs();
 	a->mo.sz = sizeof(a->mo);
 	while ((c = getopt_long(argc, argv, ":p:i:o:j:qvh", merge_opts, NULL)) != -1) {
 		if (c == 'h') {

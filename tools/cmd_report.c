@@ -46,7 +46,7 @@ static void report_usage(FILE *f)
 		"      --perf-map-dir DIR, --symfs DIR, --buildid-dir DIR, --kallsyms FILE\n"
 		"                        as for convert\n"
 		"  -j, --jobs N          threads converting perf.data (as convert -j)\n"
-		"                        [default: the online CPUs]\n"
+		"                        [default: as convert's]\n"
 		"  -q, --quiet           only errors on stderr\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
@@ -214,7 +214,6 @@ int cmd_report(int argc, char **argv)
 	int err, ret = 1;
 
 	a.co.sz = sizeof(a.co);
-	a.co.jobs = cli_default_jobs();
 	a.wo.sz = sizeof(a.wo);
 	/* Thread roots name the threads; interpreter frames are what the
 	 * GIL and interpreter rules look for (convert drops them). */
