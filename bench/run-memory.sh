@@ -14,22 +14,15 @@
 # MEM_SMALL_GB + MEM_LARGE_GB of free space on $O's disk.
 # Peak RSS is /usr/bin/time's %M; CPU time is user + system.
 # Usage: O=build bench/run-memory.sh   (or `make bench-memory`)
-set -u
-export LC_ALL=C
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-O=${O:-build}
-case $O in /*) ;; *) O=$TOP/$O ;; esac
-PERFSPY=${PERFSPY:-$O/perfspy}
-PERF=${PERF:-perf}
-TIME=/usr/bin/time
+BENCH_NAME=bench-memory
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 dir=$O/bench-mem
 small_gb=${MEM_SMALL_GB:-1}
 large_gb=${MEM_LARGE_GB:-10}
 
-die() { echo "bench-memory: $*" >&2; exit 1; }
-[ -x "$PERFSPY" ] || die "$PERFSPY not built (run make)"
+need_tools
 [ -x "$TIME" ] || die "$TIME is needed for peak RSS"
-command -v "$PERF" >/dev/null || die "perf not found"
 mkdir -p "$dir" || exit 1
 rec=$dir/rec.pipe
 g1=$dir/small.pipe

@@ -34,26 +34,17 @@
 # REC_PART=overhead runs only the table above, REC_PART=keepup only those.
 # Usage: O=build bench/run-record.sh  (or `make bench-record`); run as root
 # (or with perf_event_paranoid <= 1). PY312 overrides the interpreter.
-set -u
-export LC_ALL=C
-
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-O=${O:-build}
-case $O in /*) ;; *) O=$TOP/$O ;; esac
-PERFSPY=${PERFSPY:-$O/perfspy}
-PERF=${PERF:-perf}
+BENCH_NAME=bench-record
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BDIR=$O/bench/record
 NT=${REC_THREADS:-16}
 DUR=${REC_SECONDS:-20}
 RATE=${REC_RATE:-99}
 STACK=${REC_STACK:-65528}
-TIME=/usr/bin/time
 
-die() { echo "bench-record: $*" >&2; exit 1; }
-
-[ -x "$PERFSPY" ] || die "$PERFSPY not built (run make)"
+need_tools
 [ -x "$TIME" ] || die "$TIME (GNU time) missing: apt-get install time"
-command -v "$PERF" >/dev/null || die "perf not found"
 PY12=${PY312:-}
 if [ -z "$PY12" ]; then
 	for c in "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python3.12 \

@@ -21,23 +21,16 @@
 # on this machine's 122,102-line kallsyms; the target is 400. Skipped
 # without valgrind.
 # Usage: O=build bench/run-startup.sh   (or `make bench-startup`)
-set -u
-export LC_ALL=C
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-O=${O:-build}
-case $O in /*) ;; *) O=$TOP/$O ;; esac
-PERFSPY=${PERFSPY:-$O/perfspy}
-PERF=${PERF:-perf}
+BENCH_NAME=bench-startup
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 PY=${PYTHON_TORCH:-/usr/bin/python3}
-TIME=/usr/bin/time
 dir=$O/bench-startup
 runs=${STARTUP_RUNS:-5}
 freq=${STARTUP_FREQ:-45}
 
-die() { echo "bench-startup: $*" >&2; exit 1; }
-[ -x "$PERFSPY" ] || die "$PERFSPY not built (run make)"
+need_tools
 [ -x "$TIME" ] || die "$TIME is needed"
-command -v "$PERF" >/dev/null || die "perf not found"
 "$PY" -c 'import torch' 2>/dev/null ||
 	die "$PY cannot import torch (Debian: apt-get install python3-torch)"
 mkdir -p "$dir" || exit 1

@@ -25,26 +25,17 @@
 # (slow) perf script pipelines.
 # Usage: O=build bench/run.sh   (or `make bench`).  BENCH_REFRESH=1 records
 # a new profile.
-set -u
-export LC_ALL=C
-
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-O=${O:-build}
-case $O in /*) ;; *) O=$TOP/$O ;; esac
-PERFSPY=${PERFSPY:-$O/perfspy}
-PERF=${PERF:-perf}
+BENCH_NAME=bench
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BDIR=$O/bench
 DATA=$BDIR/bench.data
 runs=${BENCH_RUNS:-5}
 target=$(( ${BENCH_MB:-52} * 1000000 ))
 PY=${PYTHON3:-$(command -v /usr/bin/python3 || command -v python3 || true)}
 AWK=$(command -v mawk || command -v awk)
-TIME=/usr/bin/time
 
-die() { echo "bench: $*" >&2; exit 1; }
-
-[ -x "$PERFSPY" ] || die "$PERFSPY not built (run make)"
-command -v "$PERF" >/dev/null || die "perf not found (make deps)"
+need_tools
 [ -n "$PY" ] || die "python3 not found"
 [ -x "$TIME" ] || { echo "bench: $TIME missing: peak RSS shown as 0" >&2; TIME=; }
 mkdir -p "$BDIR" || exit 1

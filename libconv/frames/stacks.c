@@ -91,16 +91,10 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 
 void stk_free(struct stk_ctx *c)
 {
+	stk_shed(c);
 	py_ctx_free(c->py);
-	htab_free(&c->cache);
-	free(c->fids);
-	free(c->fflags);
-	free(c->stack);
-	free(c->sflags);
-	free(c->uframes);
 	idmap_free(&c->inlined);
 	idmap_free(&c->src_frames);
-	idmap_free(&c->rdsos);
 	strset_free(&c->libs);
 	memset(c, 0, sizeof(*c));
 }
