@@ -1329,7 +1329,9 @@ static int pass_prepare(struct perfspy_session *s)
 	int err;
 
 	reset_pass(s);
-	err = load_build_ids(s);
+	err = mach_idle_thread(&s->mach);
+	if (!err)
+		err = load_build_ids(s);
 	if (!err)
 		err = start_stacks(s, s->copts);
 	if (!err && s->rsym)

@@ -356,6 +356,17 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 	return insert_map(p, &nm);
 }
 
+int mach_idle_thread(struct machine *m)
+{
+	struct mach_thread *t = mach_thread(m, 0, 0);
+
+	/* Not `seen`: listed only once it has a sample or a COMM of its
+	 * own, which then renames it. */
+	if (!t || !(t->comm = intern(m, "swapper")))
+		return -ENOMEM;
+	return 0;
+}
+
 int mach_comm(struct machine *m, const struct rec_comm *c)
 {
 	struct mach_thread *t = mach_thread(m, (s32)c->pid, (s32)c->tid);

@@ -130,6 +130,12 @@ bool mach_proc_runs_python(struct machine *m, s32 pid);
  * (where its Python frames would be named)? Loads it if not yet tried. */
 bool mach_proc_has_perf_map(struct machine *m, s32 pid);
 
+/* Name the idle task (pid 0, tid 0) `swapper` until a COMM says
+ * otherwise, as perf does for every session (perf_session__register_
+ * idle_thread): perf records no COMM for it, and system-wide samples on an
+ * idle CPU are its. 0 or -ENOMEM. */
+int mach_idle_thread(struct machine *m);
+
 /* Whether kernel addresses can be symbolized with this machine's
  * kallsyms (checked once). */
 bool mach_kernel_syms(struct machine *m);
