@@ -182,6 +182,7 @@ static int open_common(struct perfspy_session *s, int fd, const void *mem,
 		       size_t len)
 {
 	struct rd_opts ro = { .log = &s->log, .name = s->path };
+
 	return mem ? rd_open_mem(&s->rd, mem, len, &ro) :
 		rd_open_fd(&s->rd, fd, &ro);
 }
@@ -966,6 +967,15 @@ static int job_pick(struct perfspy_session *s, u32 tid, u32 *job)
 	return 0;
 }
 
+/* job_pick() for a sample of @tid: 1 when this session is a worker that
+ * skips it, 0 to go on, -ENOMEM. */
+static int job_skip(struct perfspy_session *s, u32 tid, u32 *owner)
+{
+	int err = job_pick(s, tid, owner);
+
+	return err ? err : s->job && *owner != s->job;
+}
+
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
@@ -973,6 +983,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	struct rec_sample smp;
 	u32 owner = 0, tid;
 	bool picked = false;
+	int skip;
 
 	s->nr_samples++;
 	if (!ev) {
@@ -994,26 +1005,16 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	 * stay untouched); the main session (job 0) keeps every sample's
 	 * statistics. */
 	if (s->nr_jobs > 1 && rec_sample_tid(ev, h, &tid)) {
-		int err = job_pick(s, tid, &owner);
-
-		if (err)
-			return err;
 		picked = true;
-		if (s->job && owner != s->job)
-			return 0;
+		if ((skip = job_skip(s, tid, &owner)))
+			return skip < 0 ? skip : 0;
 	}
 	if (rec_parse_sample(ev, h, &smp)) {
 		s->stats.bad_records++;
 		return 0;
 	}
-	if (s->nr_jobs > 1 && !picked) {
-		int err = job_pick(s, smp.tid, &owner);
-
-		if (err)
-			return err;
-		if (s->job && owner != s->job)
-			return 0;
-	}
+	if (s->nr_jobs > 1 && !picked && (skip = job_skip(s, smp.tid, &owner)))
+		return skip < 0 ? skip : 0;
 	if (!s->arch_set)
 		pick_arch(s, &smp);
 	if (smp.has_time && smp.time) {
@@ -1278,24 +1279,29 @@ static int run_pass(struct perfspy_session *s)
 
 /* The BUILD_ID feature's table (file mode): binaries are then found by
  * build id first and checked against it (perf's build-id cache). */
+/* Tell @sym the recorded kernel: its release and the build id the
+ * BUILD_ID feature gives [kernel.kallsyms] (kallsyms.c checks them). */
+static int tell_kernel(const struct perfspy_session *s, struct sym_ctx *sym)
+{
+	size_t i;
+	int err = sym_kernel_set_release(sym, s->rd.os_release);
+
+	for (i = 0; !err && i < s->rd.nr_build_ids; i++)
+		if (!strcmp(s->rd.build_ids[i].filename, "[kernel.kallsyms]"))
+			err = sym_kernel_set_build_id(sym, s->rd.build_ids[i].id,
+						      s->rd.build_ids[i].size);
+	return err;
+}
+
 static int load_build_ids(struct perfspy_session *s)
 {
 	size_t i;
-	int err;
+	int err = tell_kernel(s, s->sym);
 
-	err = sym_kernel_set_release(s->sym, s->rd.os_release);
-	if (err)
-		return err;
-	for (i = 0; i < s->rd.nr_build_ids; i++) {
-		const struct rd_build_id *b = &s->rd.build_ids[i];
-
-		err = mach_add_build_id(&s->mach, b->filename, b->id, b->size);
-		if (!err && !strcmp(b->filename, "[kernel.kallsyms]"))
-			err = sym_kernel_set_build_id(s->sym, b->id, b->size);
-		if (err)
-			return err;
-	}
-	return 0;
+	for (i = 0; !err && i < s->rd.nr_build_ids; i++)
+		err = mach_add_build_id(&s->mach, s->rd.build_ids[i].filename,
+					s->rd.build_ids[i].id, s->rd.build_ids[i].size);
+	return err;
 }
 
 static int start_stacks(struct perfspy_session *s,
@@ -1473,7 +1479,6 @@ static int job_open(struct perfspy_session *s, struct job *j, u32 k, int *stop)
 static void *job_main(void *arg)
 {
 	struct job *j = arg;
-
 	struct perfspy_session *w = j->s;
 
 	j->err = one_pass(w);
@@ -1511,14 +1516,22 @@ static int job_merge(struct perfspy_session *s, struct job *j)
 	return err;
 }
 
-static void job_free(struct job *j)
+/* Worker @j's session and folder go (its messages stay). */
+static void job_drop(struct job *j)
 {
-	size_t i;
-
 	if (j->s)
 		j->s->folder = NULL;
 	perfspy_session__close(j->s);
 	perfspy_folder__free(j->folder);
+	j->s = NULL;
+	j->folder = NULL;
+}
+
+static void job_free(struct job *j)
+{
+	size_t i;
+
+	job_drop(j);
 	for (i = 0; i < j->nr_msgs; i++)
 		free(j->msgs[i].text);
 	free(j->msgs);
@@ -1536,18 +1549,11 @@ static int rsym_open(struct perfspy_session *s, struct job *j, struct sym_ctx **
 		.no_debuginfod = s->o_no_debuginfod,
 		.log = &j->log,
 	};
-	size_t i;
 	int err;
 
 	j->log = (struct log_sink){ .fn = job_log, .ctx = j, .level = s->log.level };
 	err = sym_ctx_new(&so, out);
-	if (!err)
-		err = sym_kernel_set_release(*out, s->rd.os_release);
-	for (i = 0; !err && i < s->rd.nr_build_ids; i++)
-		if (!strcmp(s->rd.build_ids[i].filename, "[kernel.kallsyms]"))
-			err = sym_kernel_set_build_id(*out, s->rd.build_ids[i].id,
-						      s->rd.build_ids[i].size);
-	return err;
+	return err ? err : tell_kernel(s, *out);
 }
 
 /* The split state of a session: @n sessions, none of the threads seen. */
@@ -1639,13 +1645,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 		err = jobs[k].err;
 	for (k = 1; !err && !alone && k < n; k++) {
 		err = job_merge(s, &jobs[k]);
-		/* Its messages stay for the replay below. */
-		if (jobs[k].s)
-			jobs[k].s->folder = NULL;
-		perfspy_session__close(jobs[k].s);
-		perfspy_folder__free(jobs[k].folder);
-		jobs[k].s = NULL;
-		jobs[k].folder = NULL;
+		job_drop(&jobs[k]);
 	}
 	/* The workers' messages and the shared symbolizer's, each said
 	 * once, in session order. */

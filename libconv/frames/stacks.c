@@ -430,6 +430,27 @@ static int find_code(void *arg, u64 pc, struct unw_code *out)
 	return 0;
 }
 
+/* The cache entry of (@a, @b, @kind): used, or free with its key set for
+ * the caller to fill and claim with *@h. NULL on ENOMEM. */
+static struct stk_cache_ent *cache_probe(struct stk_ctx *c, u64 a, u64 b, u8 kind,
+					 u64 *h)
+{
+	struct stk_cache_key key = { a, b, kind };
+	struct stk_cache_ent *e;
+
+	if (htab_reserve(&c->cache))
+		return NULL;
+	*h = hash_mix(a ^ hash_mix(b + kind));
+	e = htab_probe(&c->cache, *h, cache_eq, &key);
+	if (!htab_used(e)) {
+		e->a = a;
+		e->b = b;
+		e->kind = kind;
+		e->raw = false;
+	}
+	return e;
+}
+
 /*
  * Frames for one address, innermost first, cached per (DSO, offset),
  * JIT entry, kernel address or raw address. @code may be NULL (looked
@@ -441,7 +462,6 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	const char *anon_name = NULL;
 	struct unw_code local;
 	struct stk_cache_ent *e;
-	struct stk_cache_key key;
 	u64 a = 0, b = ip, h;
 	u8 kind;
 	int err;
@@ -473,16 +493,10 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 				c->stats->frames_no_map++;
 		}
 	}
-	if ((err = htab_reserve(&c->cache)))
-		return err;
-	key = (struct stk_cache_key){ a, b, kind };
-	h = hash_mix(a ^ hash_mix(b + kind));
-	e = htab_probe(&c->cache, h, cache_eq, &key);
+	if (!(e = cache_probe(c, a, b, kind, &h)))
+		return -ENOMEM;
 	if (!htab_used(e)) {
 		/* resolve_into() does not touch the cache, so @e stays put. */
-		e->a = a;
-		e->b = b;
-		e->kind = kind;
 		c->raw = false;
 		err = resolve_into(c, e, code, anon_name, ip);
 		if (err)
@@ -494,18 +508,11 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	if (e->raw && e->ip != ip) {
 		u8 fl = c->fflags[e->first];
 
-		if ((err = htab_reserve(&c->cache)))
-			return err;
-		key = (struct stk_cache_key){ a, ip, FK_RAW };
-		h = hash_mix(a ^ hash_mix(ip + FK_RAW));
-		e = htab_probe(&c->cache, h, cache_eq, &key);
+		if (!(e = cache_probe(c, a, ip, FK_RAW, &h)))
+			return -ENOMEM;
 		if (!htab_used(e)) {
 			const char *path = sym_dso_name((struct sym_dso *)(uintptr_t)a);
 
-			e->a = a;
-			e->b = ip;
-			e->kind = FK_RAW;
-			e->raw = false;
 			e->first = (u32)c->nr_fids;
 			c->stats->frames_unknown++;
 			if ((err = add_id(c, native_frame(c, NULL, basename_of(path), ip), fl)))
