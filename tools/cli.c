@@ -149,6 +149,8 @@ int cli_default_jobs(struct perfspy_session *s)
 
 	if (perfspy_session__info(s, &info) || !info.has_user_stack)
 		return 1;
+	/* One CPU is left to the warming threads (docs/design.md §6.5). */
+	n--;
 	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 

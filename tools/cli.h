@@ -25,6 +25,11 @@ struct cli_common {
 
 extern const char *cli_prog; /* "perfspy" */
 
+/* heapwarm.c: warm the heap from a second thread while a batch command
+ * runs (docs/design.md §6.5); stopped at exit. */
+void cli_heapwarm_start(void);
+void cli_heapwarm_stop(void);
+
 void cli_log(void *ctx, int level, const char *msg);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -61,10 +66,11 @@ void cli_filter_empty(struct perfspy_session *s, const char *name,
 /* The library log level the common options ask for (-q, -v, -vv). */
 int cli_log_level(const struct cli_common *c);
 
-/* -j's default for @s: the online CPUs (at most 256) for a recording
- * with user stack dumps (--call-graph dwarf), where the split pays; 1
- * for frame-pointer callchains, where one thread measured faster
- * (docs/design.md §6.4). */
+/* -j's default for @s: the online CPUs but one (at most 256), left to
+ * the warming threads, for a recording with user stack dumps
+ * (--call-graph dwarf), where the split pays; 1 for frame-pointer
+ * callchains, where one thread measured faster (docs/design.md §6.4,
+ * §6.5). */
 int cli_default_jobs(struct perfspy_session *s);
 
 /* A decimal option value in [@min, @max]; -1 (message printed) if not. */

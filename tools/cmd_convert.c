@@ -67,8 +67,10 @@ static void convert_usage(FILE *f)
 		"                        $DEBUGINFOD_TIMEOUT [default here: 10 s])\n"
 		"  -j, --jobs N          threads converting, the samples split by thread;\n"
 		"                        the output is the same for every N [default: the\n"
-		"                        online CPUs for --call-graph dwarf recordings, 1\n"
-		"                        for frame-pointer ones, where it measured slower]\n"
+		"                        online CPUs but one (left to the threads that\n"
+		"                        warm memory) for --call-graph dwarf recordings,\n"
+		"                        1 for frame-pointer ones, where more measured\n"
+		"                        slower]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");

@@ -53,6 +53,11 @@ int main(int argc, char **argv)
 	 * printed at exit (cli_log_flush()). */
 	opterr = 0;
 	atexit(cli_log_flush);
+	/* The commands that read whole files; record and top run for
+	 * long and give memory back. */
+	if (!strcmp(argv[1], "convert") || !strcmp(argv[1], "info") ||
+	    !strcmp(argv[1], "report") || !strcmp(argv[1], "merge"))
+		cli_heapwarm_start();
 	if (!strcmp(argv[1], "convert"))
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "info"))

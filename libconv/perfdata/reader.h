@@ -82,7 +82,12 @@ enum {
 struct rd_opts {
 	const struct log_sink *log;
 	const char *name; /* for messages */
+	/* A mapped file of at least this many bytes gets a warming thread
+	 * (rd_warm_start()); 0: never. */
+	u64 warm_min;
 };
+
+struct rd_warm;
 
 /* A record handed out by rd_next(). */
 struct rd_rec {
@@ -118,6 +123,8 @@ struct rd {
 	u64 file_size;
 	u64 advised;  /* mapping released up to here */
 	u64 populated; /* mapping populated up to here (populate_ahead) */
+	u64 warm_min;  /* rd_opts.warm_min */
+	struct rd_warm *warm; /* the warming thread, or NULL */
 	bool truncated;
 	u64 truncated_at;
 	u64 feat_bits[4];
