@@ -128,6 +128,7 @@ static void dso_free(struct sym_dso *d)
 	htab_free(&d->cache);
 	free(d->syms);
 	free(d->segs);
+	free(d->fde_end);
 	if (d->eh_cfi)
 		dwarf_cfi_end(d->eh_cfi);
 	if (d->dw)
@@ -839,6 +840,7 @@ static void load_fde_tab(struct sym_dso *d)
 	Elf_Scn *scn = NULL;
 	size_t shstr;
 	GElf_Ehdr eh;
+	bool hdr = false;
 
 	d->fde_tried = true;
 	if (!d->elf || !gelf_getehdr(d->elf, &eh) || elf_getshdrstrndx(d->elf, &shstr))
@@ -851,25 +853,36 @@ static void load_fde_tab(struct sym_dso *d)
 		u32 n;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(d->elf, shstr, sh.sh_name)) ||
-		    strcmp(name, ".eh_frame_hdr"))
+		    !(name = elf_strptr(d->elf, shstr, sh.sh_name)))
 			continue;
+		if (!strcmp(name, ".eh_frame")) {
+			data = elf_rawdata(scn, NULL);
+			if (data && data->d_buf) {
+				d->ehf = data->d_buf;
+				d->ehf_len = data->d_size;
+				d->ehf_addr = sh.sh_addr;
+			}
+			continue;
+		}
+		if (hdr || strcmp(name, ".eh_frame_hdr"))
+			continue;
+		hdr = true;
 		data = elf_rawdata(scn, NULL);
 		if (!data || !data->d_buf || data->d_size < 12)
-			return;
+			continue;
 		p = data->d_buf;
 		/* version 1; eh_frame_ptr sdata4 (pcrel or absolute): 4 bytes */
 		if (p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != 0x03 || p[3] != 0x3b)
-			return;
+			continue;
 		d->fde_big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+		d->fde_64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
 		n = d->fde_big ? (u32)p[8] << 24 | (u32)p[9] << 16 | (u32)p[10] << 8 | p[11] :
 			(u32)p[11] << 24 | (u32)p[10] << 16 | (u32)p[9] << 8 | p[8];
 		if (n > (data->d_size - 12) / 8)
-			return;
+			continue;
 		d->fde_tab = p + 12;
 		d->fde_n = n;
 		d->fde_base = sh.sh_addr;
-		return;
 	}
 }
 
@@ -881,32 +894,169 @@ static s64 fde_loc(const struct sym_dso *d, size_t i)
 		     (u32)p[3] << 24 | (u32)p[2] << 16 | (u32)p[1] << 8 | p[0]);
 }
 
+#define FDE_END_NONE UINT64_MAX
+
+/* A bounds-checked cursor over .eh_frame bytes, in the file's order. */
+struct ehc {
+	const u8 *p, *end;
+	bool big, bad;
+};
+
+static u64 ehc_uint(struct ehc *c, unsigned n)
+{
+	u64 v = 0;
+	unsigned i;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		v |= (u64)c->p[c->big ? n - 1 - i : i] << (8 * i);
+	c->p += n;
+	return v;
+}
+
+static u64 ehc_leb(struct ehc *c)
+{
+	u64 v = 0;
+	unsigned shift = 0;
+
+	while (!c->bad) {
+		u8 b = (u8)ehc_uint(c, 1);
+
+		if (shift < 64)
+			v |= (u64)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* The value of a DW_EH_PE_* encoded field, its format only (the low
+ * four bits): pc_range has no base applied, and fields only skipped need
+ * no base either. LSB 5.0 "DWARF Exception Header Encoding". */
+static u64 ehc_enc(struct ehc *c, u8 enc, bool is64)
+{
+	switch (enc & 0x0f) {
+	case 0x00: return ehc_uint(c, is64 ? 8 : 4); /* absptr */
+	case 0x01: /* uleb128 */
+	case 0x09: return ehc_leb(c); /* sleb128: a range is never negative */
+	case 0x02: case 0x0a: return ehc_uint(c, 2);
+	case 0x03: case 0x0b: return ehc_uint(c, 4);
+	case 0x04: case 0x0c: return ehc_uint(c, 8);
+	default:
+		c->bad = true;
+		return 0;
+	}
+}
+
+/* One .eh_frame entry at @off: its length word(s) read, @c over its
+ * body. False past the end or at the zero terminator. */
+static bool ehc_entry(const struct sym_dso *d, u64 off, struct ehc *c)
+{
+	u64 len;
+
+	if (off >= d->ehf_len)
+		return false;
+	*c = (struct ehc){ d->ehf + off, d->ehf + d->ehf_len, d->fde_big, false };
+	len = ehc_uint(c, 4);
+	if (len == 0xffffffffu)
+		len = ehc_uint(c, 8);
+	if (c->bad || !len || len > (u64)(c->end - c->p))
+		return false;
+	c->end = c->p + len;
+	return true;
+}
+
 /*
- * Code without a symbol (a stripped library's static functions, most of
- * a GPU driver): named by the start of its function as the unwind tables
- * give it, `LIB+0xOFF`, OFF the file offset of that start (what
- * `addr2line -e LIB` and `objdump --start-address` take for a shared
- * library whose text is mapped at its offset). Every sample in one
- * function gets one name, the same in every run. The FDE must cover
- * @vaddr (libdw checks its range); its start is the last table entry at
- * or below @vaddr, since FDEs do not overlap. 1 with fr[0] set, 0 when
- * there is no FDE, -ENOMEM.
+ * The end of table entry @i's FDE range: start plus its pc_range, read
+ * from the FDE the entry points at, in the pointer encoding its CIE's
+ * augmentation gives ('R'; LSB 5.0 ".eh_frame section", "Augmentation
+ * String Format"). Read once per entry: asking libdw
+ * (dwarf_cfi_addrframe) per address, which runs the CFI programs, was a
+ * tenth of a system-wide conversion of stripped compilers (issue 16).
+ * 0 on ENOMEM, FDE_END_NONE when the entry cannot be read.
  */
-static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
-			 struct sym_frame *fr)
+static u64 fde_end(struct sym_dso *d, size_t i, u64 start)
+{
+	const u8 *t = d->fde_tab + i * 8 + 4;
+	s32 rel = (s32)(d->fde_big ? (u32)t[0] << 24 | (u32)t[1] << 16 | (u32)t[2] << 8 | t[3] :
+			(u32)t[3] << 24 | (u32)t[2] << 16 | (u32)t[1] << 8 | t[0]);
+	u64 fde = d->fde_base + (u64)(s64)rel - d->ehf_addr, cie, range;
+	const u8 *aug;
+	struct ehc c, cc;
+	u8 enc = 0, ver;
+
+	if (!d->fde_end && !(d->fde_end = calloc(d->fde_n, sizeof(*d->fde_end))))
+		return 0;
+	if (d->fde_end[i])
+		return d->fde_end[i];
+	d->fde_end[i] = FDE_END_NONE;
+	if (!d->ehf || !ehc_entry(d, fde, &c))
+		return FDE_END_NONE;
+	/* The CIE pointer counts back from its own field. */
+	cie = fde + (u64)(c.p - (d->ehf + fde));
+	rel = (s32)ehc_uint(&c, 4);
+	if (c.bad || !rel || (u64)(u32)rel > cie || !ehc_entry(d, cie - (u32)rel, &cc) ||
+	    ehc_uint(&cc, 4) != 0) /* a CIE's id is 0 in .eh_frame */
+		return FDE_END_NONE;
+	ver = (u8)ehc_uint(&cc, 1);
+	aug = cc.p;
+	while (cc.p < cc.end && *cc.p)
+		cc.p++;
+	if (cc.p >= cc.end)
+		return FDE_END_NONE;
+	cc.p++;
+	ehc_leb(&cc); /* code alignment */
+	ehc_leb(&cc); /* data alignment */
+	if (ver == 1)
+		ehc_uint(&cc, 1);
+	else
+		ehc_leb(&cc); /* return address register */
+	if (*aug == 'z') {
+		ehc_leb(&cc);
+		for (aug++; *aug && !cc.bad; aug++) {
+			if (*aug == 'R') {
+				enc = (u8)ehc_uint(&cc, 1);
+				break;
+			} else if (*aug == 'L') {
+				ehc_uint(&cc, 1);
+			} else if (*aug == 'P') {
+				u8 penc = (u8)ehc_uint(&cc, 1);
+
+				/* Skipped: DW_EH_PE_indirect does not change
+				 * its size; DW_EH_PE_aligned is not met. */
+				if ((penc & 0x70) == 0x50)
+					return FDE_END_NONE;
+				ehc_enc(&cc, penc, d->fde_64);
+			} else if (*aug != 'S' && *aug != 'B') {
+				return FDE_END_NONE;
+			}
+		}
+	} else if (*aug) {
+		return FDE_END_NONE;
+	}
+	if (cc.bad)
+		return FDE_END_NONE;
+	ehc_enc(&c, enc, d->fde_64); /* pc_begin: the table has it */
+	range = ehc_enc(&c, enc, d->fde_64);
+	if (c.bad || !range || range > UINT64_MAX - 1 - start)
+		return FDE_END_NONE;
+	return d->fde_end[i] = start + range;
+}
+
+/* The FDE range [*@start, *@end) holding @vaddr, by the search table:
+ * 1, 0 when none does, -ENOMEM. */
+static int fde_find(struct sym_dso *d, u64 vaddr, u64 *start, u64 *end)
 {
 	size_t lo = 0, hi, mid;
-	Dwarf_Frame *f = NULL;
-	const char *base;
-	char buf[512];
-	u64 start, off;
 
 	if (!d->fde_tried)
 		load_fde_tab(d);
-	dso_eh_cfi(d);
-	if (!d->fde_tab || !d->eh_cfi || dwarf_cfi_addrframe(d->eh_cfi, vaddr, &f))
+	if (!d->fde_tab)
 		return 0;
-	free(f);
 	for (hi = d->fde_n; lo < hi;) {
 		mid = lo + (hi - lo) / 2;
 		if ((u64)((s64)d->fde_base + fde_loc(d, mid)) <= vaddr)
@@ -916,7 +1066,45 @@ static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
 	}
 	if (!lo)
 		return 0;
-	start = (u64)((s64)d->fde_base + fde_loc(d, lo - 1));
+	*start = (u64)((s64)d->fde_base + fde_loc(d, lo - 1));
+	*end = fde_end(d, lo - 1, *start);
+	if (!*end)
+		return -ENOMEM;
+	return *end != FDE_END_NONE && vaddr < *end;
+}
+
+int sym_dso_fde_range(struct sym_ctx *ctx, struct sym_dso *dso, u64 vaddr,
+		      u64 *start, u64 *end)
+{
+	int err;
+
+	if (!dso->opened && (err = dso_open(ctx, dso)))
+		return err;
+	return dso->found ? fde_find(dso, vaddr, start, end) : 0;
+}
+
+/*
+ * Code without a symbol (a stripped library's static functions, most of
+ * a GPU driver): named by the start of its function as the unwind tables
+ * give it, `LIB+0xOFF`, OFF the file offset of that start (what
+ * `addr2line -e LIB` and `objdump --start-address` take for a shared
+ * library whose text is mapped at its offset). Every sample in one
+ * function gets one name, the same in every run. The FDE is the last
+ * table entry at or below @vaddr (FDEs do not overlap, and the table is
+ * sorted: LSB gABI, ".eh_frame_hdr"), and must cover @vaddr (fde_end).
+ * 1 with fr[0] set, 0 when there is no FDE, -ENOMEM.
+ */
+static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
+			 struct sym_frame *fr)
+{
+	const char *base;
+	char buf[512];
+	u64 start, off, end;
+
+	int r = fde_find(d, vaddr, &start, &end);
+
+	if (r <= 0)
+		return r;
 	if (!vaddr_to_off(d, start, &off))
 		return 0;
 	base = strrchr(d->name, '/');

@@ -100,6 +100,13 @@ int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
  * sym_ctx_free(). */
 Dwarf_CFI *sym_dso_debug_cfi(struct sym_dso *dso);
 
+/* The function range [*@start, *@end) (ELF addresses) of the
+ * .eh_frame FDE holding ELF address @vaddr, as .eh_frame_hdr's table and
+ * the FDE give it: what names code without a symbol (`LIB+0xOFF`).
+ * 1, 0 when no FDE holds it, or -ENOMEM. */
+int sym_dso_fde_range(struct sym_ctx *ctx, struct sym_dso *dso, u64 vaddr,
+		      u64 *start, u64 *end);
+
 /* True once opened, if an ELF file was found and used. */
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso);
 /* The ELF e_machine of @dso's file (EM_AARCH64...), 0 if none is found:

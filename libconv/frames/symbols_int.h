@@ -71,6 +71,14 @@ struct sym_dso {
 	u64 fde_base;	    /* the address table entries are relative to */
 	bool fde_big;	    /* big-endian file */
 	bool fde_tried;
+	const u8 *ehf;	    /* .eh_frame's bytes (libelf's raw data) */
+	size_t ehf_len;
+	u64 ehf_addr;	    /* its address */
+	bool fde_64;	    /* ELFCLASS64: DW_EH_PE_absptr is 8 bytes */
+	/* Per table entry, the end of its FDE's range (fde_end()),
+	 * FDE_END_NONE when it cannot be read, 0 when not read yet; NULL
+	 * until the first unnamed frame. */
+	u64 *fde_end;
 };
 
 struct sym_ctx {

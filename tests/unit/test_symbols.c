@@ -16,6 +16,8 @@
 #include "test.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
+#include <glob.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -980,6 +982,140 @@ static void test_proc_kallsyms(void)
 	sym_ctx_free(ctx);
 }
 
+/*
+ * Code without a symbol is named by its FDE (symbols.c: fde_end() reads
+ * the range from the FDE itself). Its answer must be libdw's: at every
+ * FDE's start, last byte and end, sym_dso_fde_range() holds the address
+ * exactly when dwarf_cfi_addrframe() finds a frame for it, in real
+ * stripped binaries (C with 'zR', C++ with 'zPLR' CIEs, a compiler).
+ */
+static int fde_lib(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	char ***paths = arg;
+	size_t n = 0;
+
+	(void)size;
+	if (!info->dlpi_name || info->dlpi_name[0] != '/')
+		return 0;
+	while ((*paths)[n])
+		n++;
+	if (n < 31) {
+		(*paths)[n] = strdup(info->dlpi_name);
+		(*paths)[n + 1] = NULL;
+	}
+	return 0;
+}
+
+static void fde_check(struct sym_ctx *ctx, const char *path, unsigned *libs,
+		      unsigned long *checked)
+{
+	struct sym_dso *dso;
+	Elf_Scn *scn = NULL;
+	Dwarf_CFI *cfi;
+	size_t shstr, i, n, step;
+	const unsigned char *p = NULL;
+	unsigned long bad = 0;
+	GElf_Shdr sh = { 0 };
+	Elf *elf;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_getshdrstrndx(elf, &shstr) || !(cfi = dwarf_getcfi_elf(elf))) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(elf, shstr, sh.sh_name) ?: "", ".eh_frame_hdr") &&
+		    (d = elf_rawdata(scn, NULL)) && d->d_size >= 12) {
+			p = d->d_buf;
+			break;
+		}
+	}
+	/* GNU ld's layout only (the one symbols.c reads), little-endian */
+	if (!p || p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b) {
+		dwarf_cfi_end(cfi);
+		elf_end(elf);
+		close(fd);
+		return;
+	}
+	n = (size_t)p[8] | (size_t)p[9] << 8 | (size_t)p[10] << 16 | (size_t)p[11] << 24;
+	step = n > 4000 ? n / 4000 : 1;
+	T_EQ_INT(sym_dso_get(ctx, path, NULL, 0, &dso), 0);
+	for (i = 0; i < n; i += step) {
+		int32_t loc;
+		u64 at[3], s, e, start;
+		int k;
+
+		memcpy(&loc, p + 12 + i * 8, 4);
+		start = sh.sh_addr + (u64)(int64_t)loc;
+		at[0] = start;
+		if (sym_dso_fde_range(ctx, dso, start, &s, &e) != 1) {
+			Dwarf_Frame *f = NULL;
+
+			/* No range: libdw must have no frame there either. */
+			if (!dwarf_cfi_addrframe(cfi, start, &f) && bad++ < 3)
+				fprintf(stderr, "fde: %s %#llx: libdw has a frame, we do not\n",
+					path, (unsigned long long)start);
+			free(f);
+			(*checked)++;
+			continue;
+		}
+		at[1] = e - 1;
+		at[2] = e;
+		for (k = 0; k < 3; k++) {
+			Dwarf_Frame *f = NULL;
+			int ours = sym_dso_fde_range(ctx, dso, at[k], &s, &e) == 1;
+			int theirs = !dwarf_cfi_addrframe(cfi, at[k], &f);
+
+			free(f);
+			(*checked)++;
+			if (ours != theirs && bad++ < 3)
+				fprintf(stderr, "fde: %s %#llx: ours %d libdw %d\n", path,
+					(unsigned long long)at[k], ours, theirs);
+		}
+	}
+	T_EQ_INT(bad, 0);
+	(*libs)++;
+	dwarf_cfi_end(cfi);
+	elf_end(elf);
+	close(fd);
+}
+
+static void test_fde_ranges(void)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	char *list[32] = { NULL }, **paths = list;
+	unsigned long checked = 0;
+	unsigned libs = 0;
+	struct sym_ctx *ctx;
+	glob_t g;
+	size_t i;
+
+	dl_iterate_phdr(fde_lib, &paths);
+	if (!glob("/usr/lib/gcc/*/*/cc1", 0, NULL, &g)) {
+		for (i = 0; list[i]; i++)
+			;
+		if (i < 31)
+			list[i] = strdup(g.gl_pathv[0]);
+		globfree(&g);
+	}
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	for (i = 0; list[i]; i++) {
+		fde_check(ctx, list[i], &libs, &checked);
+		free(list[i]);
+	}
+	sym_ctx_free(ctx);
+	fprintf(stderr, "fde: %u binaries, %lu addresses agree with libdw\n", libs, checked);
+	T(libs >= 3);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -997,6 +1133,7 @@ int main(void)
 	test_kallsyms_ties();
 	test_proc_kallsyms();
 	test_missing();
+	test_fde_ranges();
 	if (!find_fixdir() || run("cc --version >/dev/null 2>&1")) {
 		/* Skip only if everything that could run passed. */
 		fprintf(stderr, "test_symbols: no fixtures or no cc, skipping\n");
