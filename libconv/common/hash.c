@@ -19,8 +19,20 @@ void htab_init(struct htab *t, size_t esz, size_t min_cap)
 void htab_free(struct htab *t)
 {
 	free(t->ents);
-	t->ents = NULL;
-	t->cap = t->nr = 0;
+	free(t->spare);
+	t->ents = t->spare = NULL;
+	t->cap = t->nr = t->next = 0;
+}
+
+/* Tables whose next array is at least this big get it early (hash.h):
+ * below it the array is a few pages, touched at once anyway. */
+#define HTAB_SPARE_MIN (256u << 10)
+
+/* When htab_reserve() must call htab_grow() next: at three eighths for
+ * the early allocation, else at half. */
+static void htab_set_next(struct htab *t)
+{
+	t->next = t->cap * t->esz >= HTAB_SPARE_MIN / 2 ? t->cap / 8 * 3 : t->cap / 2;
 }
 
 int htab_grow(struct htab *t)
@@ -30,10 +42,20 @@ int htab_grow(struct htab *t)
 
 	if (ncap < t->cap || !t->esz)
 		return -ENOMEM;
-	n = xreallocarray(NULL, ncap, t->esz);
+	if (t->nr + 1 <= t->cap / 2) {
+		/* Early: allocate the next array, grow at half. calloc,
+		 * not malloc and memset: fresh memory is zero without a
+		 * touch. Without memory the table still grows at half (or
+		 * fails there). */
+		if (!t->spare)
+			t->spare = calloc(ncap, t->esz);
+		t->next = t->cap / 2;
+		return 0;
+	}
+	n = t->spare ? t->spare : calloc(ncap, t->esz);
 	if (!n)
 		return -ENOMEM;
-	memset(n, 0, ncap * t->esz);
+	t->spare = NULL;
 	/* Re-place every entry by its stored hash word; insertion order
 	 * among equal hashes is kept, which lookups do not depend on. */
 	for (i = 0; i < t->cap; i++) {
@@ -49,6 +71,7 @@ int htab_grow(struct htab *t)
 	free(t->ents);
 	t->ents = n;
 	t->cap = ncap;
+	htab_set_next(t);
 	return 0;
 }
 

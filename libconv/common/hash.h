@@ -42,6 +42,8 @@ struct htab {
 	size_t nr;     /* used entries */
 	size_t esz;    /* entry size, a multiple of 8 starting with u64 hash */
 	size_t min_cap; /* first allocation, a power of two */
+	size_t next;   /* htab_reserve() calls htab_grow() when nr reaches it */
+	u8 *spare;     /* the next array (2 * cap entries, zeroed), or NULL */
 };
 
 /* @esz: sizeof the entry struct; @min_cap: the first allocation's slots
@@ -51,15 +53,19 @@ void htab_init(struct htab *t, size_t esz, size_t min_cap);
  * initialized, empty and usable. */
 void htab_free(struct htab *t);
 
-/* Slow path of htab_reserve(): double (or first allocate) the array.
- * On -ENOMEM the table is unchanged and still usable. */
+/* Slow path of htab_reserve(): double (or first allocate) the array
+ * when it would be more than half full; a large table's next array is
+ * allocated (zeroed, untouched) earlier, at three eighths, so that the
+ * pages are first touched off the hot path if anything warms them (the
+ * CLI's heap warmer, docs/design.md §6.5), not by the doubling. On
+ * -ENOMEM the table is unchanged and still usable. */
 int htab_grow(struct htab *t);
 
 /* Make room for one more entry before a probe that may end in an insert.
  * Returns 0 or -ENOMEM. */
 static inline int htab_reserve(struct htab *t)
 {
-	return (t->nr + 1) * 2 > t->cap ? htab_grow(t) : 0;
+	return t->nr >= t->next ? htab_grow(t) : 0;
 }
 
 #define HTAB_USED (1ULL << 63)
