@@ -13,8 +13,24 @@
 
 struct fold_stack {
 	u64 count;
-	size_t off; /* into pool */
+	const u32 *ids; /* in a pool block */
 	u32 nr;
+};
+
+/*
+ * The stacks' ids live in blocks of at least POOL_BLK ids, each stack in
+ * one block, appended in the order stacks are added. Blocks never move:
+ * a pool that doubled by realloc copied itself at every step and kept up
+ * to half of itself as slack, which the heap warmer then touched
+ * (docs/design.md §6.5); a deep-stack conversion's 16 MB pool spent 5%
+ * of its time copying.
+ */
+#define POOL_BLK (1u << 18)
+
+struct pool_blk {
+	struct pool_blk *prev; /* the block filled before */
+	size_t len, cap;       /* ids */
+	u32 ids[];
 };
 
 /* Stack table entry: hash word, index into stacks. */
@@ -26,8 +42,7 @@ struct stack_ent {
 struct perfspy_folder {
 	struct strset names; /* frame id -> text */
 
-	u32 *pool;
-	size_t pool_len, pool_cap;
+	struct pool_blk *pool; /* the block being filled; NULL before one */
 	struct fold_stack *stacks;
 	size_t nr_stacks, cap_stacks;
 	struct htab stack_tab; /* struct stack_ent */
@@ -59,7 +74,12 @@ PERFSPY_API void perfspy_folder__free(struct perfspy_folder *f)
 	if (!f)
 		return;
 	strset_free(&f->names);
-	free(f->pool);
+	while (f->pool) {
+		struct pool_blk *b = f->pool;
+
+		f->pool = b->prev;
+		free(b);
+	}
 	free(f->stacks);
 	htab_free(&f->stack_tab);
 	free(f->tl);
@@ -118,6 +138,30 @@ void fold_add_to(struct perfspy_folder *f, u32 idx, u64 weight)
 	f->total += weight;
 }
 
+/* Room for @nr ids in the pool, or NULL on ENOMEM. A stack longer than
+ * a block gets a block of its own size. */
+static u32 *pool_take(struct perfspy_folder *f, u32 nr)
+{
+	static u32 none[1]; /* the ids of an empty stack: never NULL */
+	struct pool_blk *b = f->pool;
+
+	if (!nr)
+		return none;
+	if (!b || b->cap - b->len < nr) {
+		size_t cap = nr > POOL_BLK ? nr : POOL_BLK;
+
+		if (cap > (SIZE_MAX - sizeof(*b)) / sizeof(u32) ||
+		    !(b = malloc(sizeof(*b) + cap * sizeof(u32))))
+			return NULL;
+		b->prev = f->pool;
+		b->len = 0;
+		b->cap = cap;
+		f->pool = b;
+	}
+	b->len += nr;
+	return b->ids + b->len - nr;
+}
+
 struct stack_key {
 	const struct perfspy_folder *f;
 	const u32 *ids;
@@ -130,7 +174,7 @@ static bool stack_eq(const void *ent, const void *key)
 	const struct fold_stack *st = &k->f->stacks[((const struct stack_ent *)ent)->idx];
 
 	return st->nr == k->nr &&
-	       (!k->nr || !memcmp(k->f->pool + st->off, k->ids, (size_t)k->nr * sizeof(*k->ids)));
+	       (!k->nr || !memcmp(st->ids, k->ids, (size_t)k->nr * sizeof(*k->ids)));
 }
 
 int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
@@ -141,6 +185,7 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	struct stack_key key = { f, ids, nr };
 	struct stack_ent *e;
 	struct fold_stack *st;
+	u32 *dst;
 	int err;
 
 	err = htab_reserve(&f->stack_tab);
@@ -157,20 +202,16 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 		return -ENOMEM;
 	err = ensure_mem((void **)&f->stacks, &f->cap_stacks, sizeof(*f->stacks),
 			 f->nr_stacks + 1);
-	/* At least one slot: an empty stack must not leave the pool NULL
-	 * (pointer arithmetic on NULL is undefined even for 0 bytes). */
-	if (!err)
-		err = ensure_mem((void **)&f->pool, &f->pool_cap, sizeof(*f->pool),
-				 f->pool_len + nr + 1);
 	if (err)
 		return err;
+	if (!(dst = pool_take(f, nr)))
+		return -ENOMEM;
 	st = &f->stacks[f->nr_stacks];
 	st->count = weight;
-	st->off = f->pool_len;
+	st->ids = dst;
 	st->nr = nr;
 	if (nr)
-		memcpy(f->pool + f->pool_len, ids, (size_t)nr * sizeof(*ids));
-	f->pool_len += nr;
+		memcpy(dst, ids, (size_t)nr * sizeof(*ids));
 	e->idx = (u32)f->nr_stacks;
 	htab_claim(&f->stack_tab, e, h);
 	f->total += weight;
@@ -297,7 +338,7 @@ struct item {
 static void item_of(const struct perfspy_folder *f, const struct fold_stack *st,
 		    u32 depth, struct item *it)
 {
-	u32 id = f->pool[st->off + depth];
+	u32 id = st->ids[depth];
 
 	it->name = strset_str(&f->names, id);
 	it->len = strset_len(&f->names, id);
@@ -321,7 +362,7 @@ static int item_char(const struct item *it, u32 i)
 static int cmp_items(const struct perfspy_folder *f, const struct fold_stack *x,
 		     const struct fold_stack *y, u32 depth)
 {
-	u32 a = f->pool[x->off + depth], b = f->pool[y->off + depth], i, n, la, lb;
+	u32 a = x->ids[depth], b = y->ids[depth], i, n, la, lb;
 	struct item ix, iy;
 	int c;
 
@@ -360,7 +401,7 @@ static int cmp_stacks_from(const struct perfspy_folder *f, const struct fold_sta
 			   const struct fold_stack *y, u32 from, u32 *lcp)
 {
 	u32 i = from, n = x->nr < y->nr ? x->nr : y->nr;
-	const u32 *px = f->pool + x->off, *py = f->pool + y->off;
+	const u32 *px = x->ids, *py = y->ids;
 
 	while (i < n && px[i] == py[i])
 		i++;
@@ -455,7 +496,7 @@ void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
 {
 	const struct fold_stack *st = &f->stacks[idx];
 
-	*ids = f->pool + st->off;
+	*ids = st->ids;
 	*nr = st->nr;
 	*count = st->count;
 }
@@ -486,14 +527,14 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
  * sessions, docs/design.md §6.4), leaving @src empty. The writers order
  * stacks by their text (fold_sorted), not by id or insertion, so the
  * merged folder writes the bytes of one that saw every sample itself.
- * Stacks go last first, and @src's pool shrinks behind them, so the move
- * costs about one pool, not two, at its peak. *@map gets, per frame id
+ * Stacks go last first, and @src's pool blocks are freed behind them, so
+ * the move costs about one pool, not two, at its peak. *@map gets, per frame id
  * of @src, its id in @dst (the caller frees it).
  */
 int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map)
 {
-	size_t i, n = fold_nr_names(src), cap = 0, shrink_at;
-	u32 *m, *ids = NULL, nr, k, *p;
+	size_t i, n = fold_nr_names(src), cap = 0;
+	u32 *m, *ids = NULL, nr, k;
 	const u32 *sids;
 	u64 count;
 	int err = 0;
@@ -507,7 +548,6 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 			free(m);
 			return -ENOMEM;
 		}
-	shrink_at = src->pool_len;
 	for (i = src->nr_stacks; !err && i-- > 0;) {
 		fold_stack(src, i, &sids, &nr, &count);
 		if ((err = ensure_mem((void **)&ids, &cap, sizeof(*ids), nr + 1)))
@@ -515,15 +555,12 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 		for (k = 0; k < nr; k++)
 			ids[k] = m[sids[k]];
 		err = fold_add_ids(dst, ids, nr, count);
-		/* Give back each 1 MB of pool moved (a shrinking realloc
-		 * cannot fail in a way that loses the block). */
-		if (!err && shrink_at - src->stacks[i].off >= (1u << 18)) {
-			shrink_at = src->stacks[i].off;
-			if ((p = realloc(src->pool, (shrink_at + 1) * sizeof(*p)))) {
-				src->pool = p;
-				src->pool_cap = shrink_at + 1;
-			}
-			src->pool_len = shrink_at;
+		/* The first stack of the last block moved: the block goes. */
+		if (!err && src->pool && sids == src->pool->ids) {
+			struct pool_blk *b = src->pool;
+
+			src->pool = b->prev;
+			free(b);
 			src->nr_stacks = i;
 		}
 	}
@@ -533,7 +570,12 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 		return err;
 	}
 	src->nr_stacks = 0;
-	src->pool_len = 0;
+	while (src->pool) {
+		struct pool_blk *b = src->pool;
+
+		src->pool = b->prev;
+		free(b);
+	}
 	htab_free(&src->stack_tab);
 	*map = m;
 	return 0;

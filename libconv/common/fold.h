@@ -5,8 +5,8 @@
  * bytes (docs/conventions.md §1; py-spy writes in hash order, which we do not copy).
  *
  * Frames are interned once and referred to by u32 ids; a stack is an id
- * array kept in one pool. Memory is bounded by unique frames and unique
- * stacks, not by the number of samples.
+ * array kept in pool blocks that never move (fold.c). Memory is bounded
+ * by unique frames and unique stacks, not by the number of samples.
  */
 #ifndef PERFSPY_FOLD_H
 #define PERFSPY_FOLD_H
