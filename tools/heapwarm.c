@@ -61,6 +61,7 @@ static void *heapwarm_main(void *arg)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), done = 0, brk;
 	unsigned char acc = 0;
+	long nap = 100 * 1000;
 
 	(void)arg;
 	while (!__atomic_load_n(&hw.stop, __ATOMIC_RELAXED)) {
@@ -68,11 +69,17 @@ static void *heapwarm_main(void *arg)
 		if (!done)
 			done = brk;
 		if (brk <= done) {
-			struct timespec ts = { 0, 100 * 1000 };
+			struct timespec ts = { 0, nap };
 
+			/* 0.1 ms after growth, up to 2 ms while the heap
+			 * stays put: a steady conversion grows it rarely,
+			 * and each wake-up costs a context switch. */
 			nanosleep(&ts, NULL);
+			if (nap < 2000 * 1000)
+				nap *= 2;
 			continue;
 		}
+		nap = 100 * 1000;
 		/* One call puts the pages in the page tables (1 us a page
 		 * instead of a 7 us fault); the reads fill what a fault
 		 * would (the shadow entries). The first page may hold

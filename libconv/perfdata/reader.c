@@ -311,6 +311,7 @@ static int rd_open_stream(struct rd *rd)
 
 static void rd_warm_start(struct rd *rd);
 static void rd_warm_stop(struct rd *rd);
+static u64 rd_warm_at(const struct rd *rd);
 
 int rd_open_fd(struct rd *rd, int fd, const struct rd_opts *opts)
 {
@@ -411,6 +412,12 @@ void rd_release_before(struct rd *rd, u64 off)
 
 	if (rd->mem_is_map && pg > 0 && !rd->warm)
 		populate_ahead(rd, pg);
+	if (rd->warm) {
+		u64 at = rd_warm_at(rd);
+
+		if (off > at)
+			off = at; /* the warmer may be reading there */
+	}
 	if (!rd->mem_is_map || off < rd->advised + RELEASE_STEP || pg <= 0)
 		return;
 	end = off & ~((u64)pg - 1);
@@ -490,7 +497,10 @@ static void trailing_payload(const u8 *p, u16 size, u32 type, u64 *extra)
  * It only reads the read-only mapping; it never writes anything the
  * reader reads. It stays at most WARM_LEAD ahead (that much of RSS),
  * and when the reader passes it (or rewinds for a second pass) it goes
- * on from the reader's record. Its walk needs no validation beyond
+ * on from the reader's record. It publishes where it is (->at) before
+ * it reads there, and the reader releases nothing at or above that
+ * (rd_release_before): a page the warmer read behind the release point
+ * would stay mapped for good, and RSS would grow with the file. Its walk needs no validation beyond
  * bounds: a record it misreads costs it pages it did not need, until the
  * reader passes it.
  */
@@ -503,6 +513,7 @@ struct rd_warm {
 	const u8 *mem;
 	u64 begin, end; /* the records lie in [begin, end) */
 	u64 pos;	/* rd->pos, published by the reader (atomic) */
+	u64 at;		/* where the warmer reads, published first (atomic) */
 	bool stop;	/* (atomic) */
 	u64 pg;
 };
@@ -531,6 +542,7 @@ static void *warm_main(void *arg)
 {
 	struct rd_warm *w = arg;
 	u64 cur = w->begin, seen = w->begin, done = 0, populated = 0;
+	long nap = 50 * 1000;
 	u8 acc = 0;
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
@@ -541,12 +553,19 @@ static void *warm_main(void *arg)
 		if (pos < seen)
 			done = populated = 0;
 		seen = pos;
+		__atomic_store_n(&w->at, cur, __ATOMIC_RELAXED);
 		if (cur >= w->end || w->end - cur < 8 || cur - pos >= WARM_LEAD) {
-			struct timespec ts = { 0, 100 * 1000 };
+			struct timespec ts = { 0, nap };
 
+			/* 50 us after progress, up to 1 ms while waiting:
+			 * the reader takes at least that long for the
+			 * WARM_LEAD of small records, and waking costs. */
 			nanosleep(&ts, NULL);
+			if (nap < 1000 * 1000)
+				nap *= 2;
 			continue;
 		}
+		nap = 50 * 1000;
 		limit = w->end - cur > WARM_BATCH ? cur + WARM_BATCH : w->end;
 		if (populated < limit) {
 			u64 from = (populated > cur ? populated : cur) & ~(w->pg - 1);
@@ -568,6 +587,8 @@ static void *warm_main(void *arg)
 				cur = w->end; /* lost: wait for the reader */
 				break;
 			}
+			if (__atomic_load_n(&w->pos, __ATOMIC_RELAXED) > cur)
+				break; /* passed: start again from its record */
 			head = type == REC_COMPRESSED || size <= WARM_HEAD ? size : WARM_HEAD;
 			acc ^= warm_touch(w, cur, cur + head, &done);
 			if (head < size)
@@ -579,6 +600,7 @@ static void *warm_main(void *arg)
 			}
 			cur += size + extra;
 		}
+		__atomic_store_n(&w->at, cur, __ATOMIC_RELAXED);
 	}
 	/* Keeps the reads from being optimized away (they are volatile
 	 * anyway); the value means nothing. */
@@ -600,7 +622,7 @@ static void rd_warm_start(struct rd *rd)
 	if (!w)
 		return;
 	w->mem = rd->mem;
-	w->begin = w->pos = rd->pos;
+	w->begin = w->pos = w->at = rd->pos;
 	w->end = rd->data_end < rd->mem_len ? rd->data_end : rd->mem_len;
 	w->pg = (u64)pg;
 	if (pthread_create(&w->th, NULL, warm_main, w)) {
@@ -608,6 +630,11 @@ static void rd_warm_start(struct rd *rd)
 		return;
 	}
 	rd->warm = w;
+}
+
+static u64 rd_warm_at(const struct rd *rd)
+{
+	return __atomic_load_n(&rd->warm->at, __ATOMIC_RELAXED);
 }
 
 static void rd_warm_stop(struct rd *rd)
