@@ -170,8 +170,9 @@ measure() {
 	done
 }
 
-# perfspy twice: its default (-j online CPUs for DWARF recordings, -j 1
-# for frame pointers: docs/design.md §6.4) and the other choice ($alt_j).
+# perfspy twice: its default (-j online CPUs but one for DWARF
+# recordings, -j 1 for frame pointers: docs/design.md §6.4, §6.5) and
+# -j with every CPU ($alt_j).
 run_perfspy() {
 	tm "$tmp/t.1" "$PERFSPY" convert -q -i "$DATA" -o "$1"
 }
@@ -197,8 +198,12 @@ run_script_py() {
 }
 
 ncpu=$(nproc 2>/dev/null || echo 1)
+# The CLI's default (cli_default_jobs): 1 for frame pointers, the online
+# CPUs but one for DWARF; the other choice: all CPUs.
 def_j=1 alt_j=$ncpu
-[ "${BENCH_MODE:-fp}" = dwarf ] && def_j=$ncpu alt_j=1
+if [ "${BENCH_MODE:-fp}" = dwarf ] && [ "$ncpu" -gt 2 ]; then
+	def_j=$((ncpu - 1))
+fi
 tools=(perfspy perf_report cat)
 [ "$ncpu" -gt 1 ] && tools=(perfspy perfspy_j1 perf_report cat)
 [ "${BENCH_PIPELINES:-1}" = 1 ] && tools+=(script_awk script_py)
