@@ -57,6 +57,7 @@ static struct {
 	bool stop; /* (atomic) */
 } hw;
 
+#ifndef HEAPWARM_OFF
 static void *heapwarm_main(void *arg)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), done = 0, brk;
@@ -92,6 +93,7 @@ static void *heapwarm_main(void *arg)
 	__asm__ volatile("" : : "r"(acc));
 	return NULL;
 }
+#endif
 
 void cli_heapwarm_stop(void)
 {
