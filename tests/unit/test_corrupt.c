@@ -9,12 +9,11 @@
  * samples before the cut: never more than the whole file has, and the
  * cut is reported.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "corpus.h"
 #include "perfspy.h"
 #include "test.h"
 
@@ -74,11 +73,12 @@ static long run(const unsigned char *buf, size_t len, bool *truncated,
 	return n;
 }
 
-static void one_file(const char *path, int *variants)
+static void one_file(const char *path, void *ctx)
 {
 	unsigned char *buf, *copy;
 	size_t len, i, cut;
 	struct logcap lc = { 0 };
+	int *variants = ctx;
 	bool trunc = false;
 	long whole, n;
 	FILE *fp = fopen(path, "rb");
@@ -127,28 +127,11 @@ static void one_file(const char *path, int *variants)
 
 int main(void)
 {
-	const char *dir = getenv("PERFSPY_CORPUS");
-	struct dirent **ents;
-	char path[4096];
-	int n, i, files = 0, variants = 0;
+	int files, variants = 0;
 
-	if (!dir)
-		dir = "../shared/corpus/perf_data_converter";
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
-		/* Under CI the corpus is always beside the clone. */
-		return getenv("CI") && !strcmp(getenv("CI"), "true") ? 1 : 77;
-	}
-	for (i = 0; i < n; i++) {
-		if (!strncmp(ents[i]->d_name, "perf.data", 9)) {
-			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
-			one_file(path, &variants);
-			files++;
-		}
-		free(ents[i]);
-	}
-	free(ents);
+	files = corpus_each(one_file, &variants);
+	if (files < 0)
+		return corpus_missing();
 	fprintf(stderr, "corrupt: %d files, %d truncated or corrupted variants converted\n",
 		files, variants);
 	T(files > 0);

@@ -7,12 +7,12 @@
  * sized record) and trailing-payload (AUXTRACE) records and with a
  * rewind halfway, and on every file of the shared corpus.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "corpus.h"
 #include "perfdata/reader.h"
 #include "recbuild.h"
 #include "test.h"
@@ -156,31 +156,22 @@ static void test_built(void)
 	rb_free(&img);
 }
 
+static void corpus_file(const char *path, void *ctx)
+{
+	int *warmed = ctx;
+
+	*warmed += same_both_ways(path, 50);
+}
+
 static void test_corpus(void)
 {
-	const char *dir = getenv("PERFSPY_CORPUS");
-	struct dirent **ents;
-	char path[4096];
-	int n, i, files = 0, warmed = 0;
+	int warmed = 0, files = corpus_each(corpus_file, &warmed);
 
-	if (!dir)
-		dir = "../shared/corpus/perf_data_converter";
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
+	if (files < 0) {
 		/* Under CI the corpus is always beside the clone. */
-		T(!(getenv("CI") && !strcmp(getenv("CI"), "true")));
+		T(corpus_missing() != 1);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		if (!strncmp(ents[i]->d_name, "perf.data", 9)) {
-			snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
-			warmed += same_both_ways(path, 50);
-			files++;
-		}
-		free(ents[i]);
-	}
-	free(ents);
 	fprintf(stderr, "warm: %d corpus files, %d read with the thread\n", files, warmed);
 	T(files > 0);
 }
