@@ -70,6 +70,80 @@ full:
 	qsort(base, n, size, cmp);
 }
 
+/*
+ * Symbol tables are sorted once per binary opened; a merge sort of a
+ * big one (libc's debug file, a compiler) through a comparison callback
+ * was 4% of a system-wide conversion (issue 16). An LSD radix sort of
+ * (key, index) pairs, 8 bits a pass, skips the passes where every key has
+ * the same byte (addresses of one binary share their high bytes), and is
+ * stable; the insertion sort of each run of equal keys by @cmp is too,
+ * so the order is that of a stable sort by @cmp.
+ */
+struct ukey {
+	u64 key;
+	size_t idx;
+};
+
+void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
+		  int (*cmp)(const void *, const void *))
+{
+	struct ukey *a, *b, *t;
+	size_t cnt[256], i, j, shift;
+	char *p = base, *out, tmp[256];
+
+	if (n < 256 || size > sizeof(tmp) || n > SIZE_MAX / 2 / sizeof(*a) ||
+	    !(a = malloc(2 * n * sizeof(*a)))) {
+		xqsort(base, n, size, cmp);
+		return;
+	}
+	if (!(out = xreallocarray(NULL, n, size))) {
+		free(a);
+		xqsort(base, n, size, cmp);
+		return;
+	}
+	b = a + n;
+	for (i = 0; i < n; i++) {
+		memcpy(&a[i].key, p + i * size + key_off, sizeof(u64));
+		a[i].idx = i;
+	}
+	for (shift = 0; shift < 64; shift += 8) {
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(a[i].key >> shift) & 0xff]++;
+		if (cnt[(a[0].key >> shift) & 0xff] == n)
+			continue; /* one byte value: the pass would not move */
+		for (i = 0, j = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = j;
+			j += c;
+		}
+		for (i = 0; i < n; i++)
+			b[cnt[(a[i].key >> shift) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(out + i * size, p + a[i].idx * size, size);
+	memcpy(p, out, n * size);
+	free(out);
+	free(a < b ? a : b);
+	/* Runs of one key, by the rest of @cmp (stable: only strictly
+	 * greater elements move). */
+	for (i = 1; i < n; i++) {
+		if (memcmp(p + i * size + key_off, p + (i - 1) * size + key_off, sizeof(u64)) ||
+		    cmp(p + (i - 1) * size, p + i * size) <= 0)
+			continue;
+		memcpy(tmp, p + i * size, size);
+		for (j = i; j > 0 && !memcmp(p + (j - 1) * size + key_off, tmp + key_off, sizeof(u64)) &&
+			    cmp(p + (j - 1) * size, tmp) > 0; j--)
+			;
+		memmove(p + (j + 1) * size, p + j * size, (i - j) * size);
+		memcpy(p + j * size, tmp, size);
+	}
+}
+
 int ensure_mem_grow(void **data, size_t *cap, size_t elem, size_t need)
 {
 	size_t ncap;

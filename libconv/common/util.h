@@ -203,6 +203,15 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 void xqsort(void *base, size_t n, size_t size,
 	    int (*cmp)(const void *, const void *));
 
+/*
+ * The stable sort xqsort() gives, for arrays whose @cmp orders first by
+ * the u64 at @key_off, ascending: a radix sort on that key, then each
+ * run of equal keys by @cmp. Falls back to xqsort() for short arrays,
+ * without memory, or when the elements are larger than 256 bytes.
+ */
+void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
+		  int (*cmp)(const void *, const void *));
+
 /* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
 u64 hash_bytes(const void *p, size_t n, u64 seed);
 

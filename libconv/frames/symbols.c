@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libdeflate.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -500,7 +501,8 @@ static int load_symbols(struct sym_dso *dso)
 		err = add_elf_syms(dso, &cap, dso->dbg);
 	if (err || !dso->nsyms)
 		return err;
-	xqsort(dso->syms, dso->nsyms, sizeof(*dso->syms), sym_cmp);
+	xsort_u64key(dso->syms, dso->nsyms, sizeof(*dso->syms),
+		     offsetof(struct sym_ent, addr), sym_cmp);
 	for (i = 0; i < dso->nsyms; i++) /* keep the best per address */
 		if (!n || dso->syms[n - 1].addr != dso->syms[i].addr)
 			dso->syms[n++] = dso->syms[i];

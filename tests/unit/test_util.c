@@ -4,8 +4,12 @@
  * nearly sorted (a few elements out of place, ties in any order) and
  * shuffled arrays, including the hand-over to qsort past the insertion
  * budget. Elements carry their input position, so a tie kept out of
- * input order shows.
+ * input order shows. xsort_u64key (the symbol tables' radix sort): the
+ * order a stable sort by its comparison gives, with 64-bit keys that
+ * differ in low, middle and high bytes, ties on the key broken by a
+ * second field, and ties on both kept in input order.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +71,42 @@ static void check(size_t n, u32 maxkey, size_t swaps, unsigned seed)
 	free(ref);
 }
 
+struct sym {
+	u64 addr;
+	u32 rank; /* second key */
+	u32 pos;  /* input position: not compared */
+};
+
+static int sym_cmp2(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static void check_u64key(size_t n, u64 spread, unsigned seed)
+{
+	struct sym *v = calloc(n, sizeof(*v)), *ref = calloc(n, sizeof(*ref));
+	size_t i;
+
+	T(v && ref);
+	srand(seed);
+	for (i = 0; i < n; i++) {
+		/* a shared high part, as one binary's addresses have */
+		v[i].addr = 0x7f0000000000ULL + ((u64)rand() << 16 ^ (u64)rand()) % spread;
+		v[i].rank = (u32)rand() % 3;
+		v[i].pos = (u32)i;
+	}
+	memcpy(ref, v, n * sizeof(*v));
+	qsort(ref, n, sizeof(*ref), sym_cmp2); /* glibc's: a stable merge sort */
+	xsort_u64key(v, n, sizeof(*v), offsetof(struct sym, addr), sym_cmp2);
+	T(!memcmp(v, ref, n * sizeof(*v)));
+	free(v);
+	free(ref);
+}
+
 int main(void)
 {
 	xqsort(NULL, 0, sizeof(struct el), el_cmp);
@@ -77,5 +117,10 @@ int main(void)
 	check(5000, 700, 2000, 4);     /* past the budget: qsort after moves */
 	check(5000, 50, 20000, 5);     /* shuffled, many ties */
 	check(100000, 90000, 300, 6);  /* a kallsyms-sized table */
+	xsort_u64key(NULL, 0, sizeof(struct sym), 0, sym_cmp2);
+	check_u64key(100, 50, 7);        /* short: xqsort */
+	check_u64key(5000, 1000, 8);     /* many ties on the key */
+	check_u64key(100000, 1u << 30, 9); /* a big symbol table */
+	check_u64key(3000, 1, 10);       /* one key: the second field only */
 	TEST_MAIN_END();
 }
