@@ -37,10 +37,12 @@ static void htab_set_next(struct htab *t)
 
 int htab_grow(struct htab *t)
 {
-	size_t ncap = t->cap ? t->cap * 2 : t->min_cap, mask = ncap - 1, i, j;
+	size_t ncap = t->cap ? t->cap * 2 : t->min_cap, mask = ncap - 1, i, j, bytes;
 	u8 *n;
 
-	if (ncap < t->cap || !t->esz)
+	/* Checked here, not left to calloc: a sanitizer's calloc aborts on
+	 * an overflowing product instead of returning NULL. */
+	if (ncap < t->cap || !t->esz || __builtin_mul_overflow(ncap, t->esz, &bytes))
 		return -ENOMEM;
 	if (t->nr + 1 <= t->cap / 2) {
 		/* Early: allocate the next array, grow at half. calloc,
@@ -48,11 +50,11 @@ int htab_grow(struct htab *t)
 		 * touch. Without memory the table still grows at half (or
 		 * fails there). */
 		if (!t->spare)
-			t->spare = calloc(ncap, t->esz);
+			t->spare = calloc(1, bytes);
 		t->next = t->cap / 2;
 		return 0;
 	}
-	n = t->spare ? t->spare : calloc(ncap, t->esz);
+	n = t->spare ? t->spare : calloc(1, bytes);
 	if (!n)
 		return -ENOMEM;
 	t->spare = NULL;

@@ -92,7 +92,8 @@ static bool same_both_ways(const char *path, size_t half)
 	T_EQ_INT(ea, eb);
 	T(!wa);
 	T_EQ_INT(a.nr, b.nr);
-	if (a.nr == b.nr) {
+	/* (a file that fails at once has no records: memcmp takes no NULL) */
+	if (a.nr == b.nr && a.nr) {
 		T(!memcmp(a.off, b.off, a.nr * sizeof(*a.off)));
 		T(!memcmp(a.sum, b.sum, a.nr * sizeof(*a.sum)));
 	}
