@@ -28,7 +28,6 @@ extern const char *cli_prog; /* "perfspy" */
 /* heapwarm.c: warm the heap from a second thread while a batch command
  * runs (docs/design.md §6.5); stopped at exit. */
 void cli_heapwarm_start(void);
-void cli_heapwarm_stop(void);
 
 void cli_log(void *ctx, int level, const char *msg);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

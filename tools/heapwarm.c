@@ -51,13 +51,13 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
+#ifndef HEAPWARM_OFF
 static struct {
 	pthread_t th;
 	bool running;
 	bool stop; /* (atomic) */
 } hw;
 
-#ifndef HEAPWARM_OFF
 static void *heapwarm_main(void *arg)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), done = 0, brk;
@@ -93,9 +93,9 @@ static void *heapwarm_main(void *arg)
 	__asm__ volatile("" : : "r"(acc));
 	return NULL;
 }
-#endif
 
-void cli_heapwarm_stop(void)
+/* At exit: the thread stops before anything is torn down. */
+static void heapwarm_stop(void)
 {
 	if (!hw.running)
 		return;
@@ -103,6 +103,7 @@ void cli_heapwarm_stop(void)
 	pthread_join(hw.th, NULL);
 	hw.running = false;
 }
+#endif
 
 void cli_heapwarm_start(void)
 {
@@ -122,6 +123,6 @@ void cli_heapwarm_start(void)
 	if (pthread_create(&hw.th, NULL, heapwarm_main, NULL))
 		return;
 	hw.running = true;
-	atexit(cli_heapwarm_stop);
+	atexit(heapwarm_stop);
 #endif
 }

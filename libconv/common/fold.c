@@ -56,6 +56,15 @@ struct perfspy_folder {
 	bool tl_on, tl_bad;
 };
 
+/* Free the pool's last block (its stacks are gone or going). */
+static void pool_pop(struct perfspy_folder *f)
+{
+	struct pool_blk *b = f->pool;
+
+	f->pool = b->prev;
+	free(b);
+}
+
 PERFSPY_API int perfspy_folder__new(struct perfspy_folder **out)
 {
 	struct perfspy_folder *f = calloc(1, sizeof(*f));
@@ -74,12 +83,8 @@ PERFSPY_API void perfspy_folder__free(struct perfspy_folder *f)
 	if (!f)
 		return;
 	strset_free(&f->names);
-	while (f->pool) {
-		struct pool_blk *b = f->pool;
-
-		f->pool = b->prev;
-		free(b);
-	}
+	while (f->pool)
+		pool_pop(f);
 	free(f->stacks);
 	htab_free(&f->stack_tab);
 	free(f->tl);
@@ -557,10 +562,7 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 		err = fold_add_ids(dst, ids, nr, count);
 		/* The first stack of the last block moved: the block goes. */
 		if (!err && src->pool && sids == src->pool->ids) {
-			struct pool_blk *b = src->pool;
-
-			src->pool = b->prev;
-			free(b);
+			pool_pop(src);
 			src->nr_stacks = i;
 		}
 	}
@@ -570,12 +572,8 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 		return err;
 	}
 	src->nr_stacks = 0;
-	while (src->pool) {
-		struct pool_blk *b = src->pool;
-
-		src->pool = b->prev;
-		free(b);
-	}
+	while (src->pool)
+		pool_pop(src);
 	htab_free(&src->stack_tab);
 	*map = m;
 	return 0;

@@ -87,21 +87,22 @@ struct ukey {
 void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
 		  int (*cmp)(const void *, const void *))
 {
-	struct ukey *a, *b, *t;
+	struct ukey *keys = NULL, *a, *b, *t;
 	size_t cnt[256], i, j, shift;
-	char *p = base, *out, tmp[256];
+	char *p = base, *out = NULL, tmp[256];
 
-	if (n < 256 || size > sizeof(tmp) || n > SIZE_MAX / 2 / sizeof(*a) ||
-	    !(a = malloc(2 * n * sizeof(*a)))) {
+	if (n >= 256 && size <= sizeof(tmp) && n <= SIZE_MAX / 2 / sizeof(*keys)) {
+		keys = malloc(2 * n * sizeof(*keys));
+		out = xreallocarray(NULL, n, size);
+	}
+	if (!keys || !out) {
+		free(keys);
+		free(out);
 		xqsort(base, n, size, cmp);
 		return;
 	}
-	if (!(out = xreallocarray(NULL, n, size))) {
-		free(a);
-		xqsort(base, n, size, cmp);
-		return;
-	}
-	b = a + n;
+	a = keys;
+	b = keys + n;
 	for (i = 0; i < n; i++) {
 		memcpy(&a[i].key, p + i * size + key_off, sizeof(u64));
 		a[i].idx = i;
@@ -128,7 +129,7 @@ void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
 		memcpy(out + i * size, p + a[i].idx * size, size);
 	memcpy(p, out, n * size);
 	free(out);
-	free(a < b ? a : b);
+	free(keys);
 	/* Runs of one key, by the rest of @cmp (stable: only strictly
 	 * greater elements move). */
 	for (i = 1; i < n; i++) {

@@ -828,6 +828,13 @@ static int display_name(struct sym_ctx *ctx, const char *name,
 /* ------------------------------------------------------------------ */
 /* Unnamed code                                                       */
 
+/* A 4-byte word of .eh_frame_hdr in the file's byte order. */
+static u32 hdr_u32(bool big, const u8 *p)
+{
+	return big ? (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3] :
+		(u32)p[3] << 24 | (u32)p[2] << 16 | (u32)p[1] << 8 | p[0];
+}
+
 /*
  * .eh_frame_hdr (LSB 5.0 "Exception Frame Header"): version 1, the
  * encodings of eh_frame_ptr, fde_count and the table, then a table of
@@ -878,8 +885,7 @@ static void load_fde_tab(struct sym_dso *d)
 			continue;
 		d->fde_big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 		d->fde_64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
-		n = d->fde_big ? (u32)p[8] << 24 | (u32)p[9] << 16 | (u32)p[10] << 8 | p[11] :
-			(u32)p[11] << 24 | (u32)p[10] << 16 | (u32)p[9] << 8 | p[8];
+		n = hdr_u32(d->fde_big, p + 8);
 		if (n > (data->d_size - 12) / 8)
 			continue;
 		d->fde_tab = p + 12;
@@ -888,12 +894,10 @@ static void load_fde_tab(struct sym_dso *d)
 	}
 }
 
+/* Table entry @i's initial location, relative to fde_base. */
 static s64 fde_loc(const struct sym_dso *d, size_t i)
 {
-	const u8 *p = d->fde_tab + i * 8;
-
-	return (s32)(d->fde_big ? (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3] :
-		     (u32)p[3] << 24 | (u32)p[2] << 16 | (u32)p[1] << 8 | p[0]);
+	return (s32)hdr_u32(d->fde_big, d->fde_tab + i * 8);
 }
 
 #define FDE_END_NONE UINT64_MAX
@@ -983,9 +987,8 @@ static bool ehc_entry(const struct sym_dso *d, u64 off, struct ehc *c)
  */
 static u64 fde_end(struct sym_dso *d, size_t i, u64 start)
 {
-	const u8 *t = d->fde_tab + i * 8 + 4;
-	s32 rel = (s32)(d->fde_big ? (u32)t[0] << 24 | (u32)t[1] << 16 | (u32)t[2] << 8 | t[3] :
-			(u32)t[3] << 24 | (u32)t[2] << 16 | (u32)t[1] << 8 | t[0]);
+	/* the entry's second word: its FDE, relative to fde_base */
+	s32 rel = (s32)hdr_u32(d->fde_big, d->fde_tab + i * 8 + 4);
 	u64 fde = d->fde_base + (u64)(s64)rel - d->ehf_addr, cie, range;
 	const u8 *aug;
 	struct ehc c, cc;
@@ -1102,7 +1105,6 @@ static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
 	const char *base;
 	char buf[512];
 	u64 start, off, end;
-
 	int r = fde_find(d, vaddr, &start, &end);
 
 	if (r <= 0)

@@ -410,13 +410,13 @@ void rd_release_before(struct rd *rd, u64 off)
 	long pg = sysconf(_SC_PAGESIZE);
 	u64 end;
 
-	if (rd->mem_is_map && pg > 0 && !rd->warm)
-		populate_ahead(rd, pg);
 	if (rd->warm) {
 		u64 at = rd_warm_at(rd);
 
 		if (off > at)
 			off = at; /* the warmer may be reading there */
+	} else if (rd->mem_is_map && pg > 0) {
+		populate_ahead(rd, pg); /* the warmer does it when there is one */
 	}
 	if (!rd->mem_is_map || off < rd->advised + RELEASE_STEP || pg <= 0)
 		return;
@@ -500,9 +500,9 @@ static void trailing_payload(const u8 *p, u16 size, u32 type, u64 *extra)
  * on from the reader's record. It publishes where it is (->at) before
  * it reads there, and the reader releases nothing at or above that
  * (rd_release_before): a page the warmer read behind the release point
- * would stay mapped for good, and RSS would grow with the file. Its walk needs no validation beyond
- * bounds: a record it misreads costs it pages it did not need, until the
- * reader passes it.
+ * would stay mapped for good, and RSS would grow with the file. Its
+ * walk needs no validation beyond bounds: a record it misreads costs it
+ * pages it did not need, until the reader passes it.
  */
 #define WARM_LEAD (2u << 20)
 #define WARM_BATCH (256u << 10)
