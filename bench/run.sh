@@ -176,7 +176,7 @@ measure() {
 run_perfspy() {
 	tm "$tmp/t.1" "$PERFSPY" convert -q -i "$DATA" -o "$1"
 }
-run_perfspy_j1() {
+run_perfspy_alt() {
 	tm "$tmp/t.1" "$PERFSPY" convert -q -j "$alt_j" -i "$DATA" -o "$1"
 }
 run_perf_report() {
@@ -205,11 +205,11 @@ if [ "${BENCH_MODE:-fp}" = dwarf ] && [ "$ncpu" -gt 2 ]; then
 	def_j=$((ncpu - 1))
 fi
 tools=(perfspy perf_report cat)
-[ "$ncpu" -gt 1 ] && tools=(perfspy perfspy_j1 perf_report cat)
+[ "$ncpu" -gt 1 ] && tools=(perfspy perfspy_alt perf_report cat)
 [ "${BENCH_PIPELINES:-1}" = 1 ] && tools+=(script_awk script_py)
 declare -A LABEL=(
 	[perfspy]="perfspy convert (default -j $def_j)"
-	[perfspy_j1]="perfspy convert -j $alt_j"
+	[perfspy_alt]="perfspy convert -j $alt_j"
 	[perf_report]="perf report -g folded"
 	[cat]="cat (the floor)"
 	[script_awk]="perf script | collapse.awk | sort"
@@ -222,7 +222,7 @@ done
 
 # The same bytes whatever the number of threads (issue 16).
 if [ "$ncpu" -gt 1 ]; then
-	cmp -s "$tmp/perfspy.out" "$tmp/perfspy_j1.out" ||
+	cmp -s "$tmp/perfspy.out" "$tmp/perfspy_alt.out" ||
 		die "perfspy -j $def_j and -j $alt_j wrote different output"
 	echo "bench: perfspy -j $def_j and -j $alt_j wrote the same bytes"
 fi
@@ -262,7 +262,7 @@ for t in tools:
         samples / m, nbytes / 1e6 / m, rss[t] / 1024))
 print()
 for t in tools[1:]:
-    if t in ('cat', 'perfspy_j1'):
+    if t in ('cat', 'perfspy_alt'):
         continue
     r = med[t] / med['perfspy']
     rr = rss[t] / rss['perfspy'] if rss['perfspy'] else 0
@@ -271,10 +271,10 @@ for t in tools[1:]:
         label[t], r, cr, rr))
 floor = med['perfspy'] / med['cat'] if med['cat'] else 0
 print('%-36s %6.1fx the time of cat (the floor)' % (label['perfspy'], floor))
-if 'perfspy_j1' in med:
+if 'perfspy_alt' in med:
     print('%-36s %6.1fx the time of cat; perf report %.1fx slower; the default is %.2fx faster' % (
-        label['perfspy_j1'], med['perfspy_j1'] / med['cat'] if med['cat'] else 0,
-        med['perf_report'] / med['perfspy_j1'], med['perfspy_j1'] / med['perfspy']))
+        label['perfspy_alt'], med['perfspy_alt'] / med['cat'] if med['cat'] else 0,
+        med['perf_report'] / med['perfspy_alt'], med['perfspy_alt'] / med['perfspy']))
 print()
 peer = med['perf_report'] / med['perfspy']
 ok_rss = rss['perfspy'] <= rss['perf_report']

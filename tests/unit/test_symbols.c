@@ -989,20 +989,22 @@ static void test_proc_kallsyms(void)
  * exactly when dwarf_cfi_addrframe() finds a frame for it, in real
  * stripped binaries (C with 'zR', C++ with 'zPLR' CIEs, a compiler).
  */
+struct fde_libs {
+	char *path[32];
+	size_t n;
+};
+
+static void fde_add(struct fde_libs *l, const char *path)
+{
+	if (l->n < ARRAY_SIZE(l->path) && (l->path[l->n] = strdup(path)))
+		l->n++;
+}
+
 static int fde_lib(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	char ***paths = arg;
-	size_t n = 0;
-
 	(void)size;
-	if (!info->dlpi_name || info->dlpi_name[0] != '/')
-		return 0;
-	while ((*paths)[n])
-		n++;
-	if (n < 31) {
-		(*paths)[n] = strdup(info->dlpi_name);
-		(*paths)[n + 1] = NULL;
-	}
+	if (info->dlpi_name && info->dlpi_name[0] == '/')
+		fde_add(arg, info->dlpi_name);
 	return 0;
 }
 
@@ -1011,7 +1013,7 @@ static void fde_check(struct sym_ctx *ctx, const char *path, unsigned *libs,
 {
 	struct sym_dso *dso;
 	Elf_Scn *scn = NULL;
-	Dwarf_CFI *cfi;
+	Dwarf_CFI *cfi = NULL;
 	size_t shstr, i, n, step;
 	const unsigned char *p = NULL;
 	unsigned long bad = 0;
@@ -1022,12 +1024,8 @@ static void fde_check(struct sym_ctx *ctx, const char *path, unsigned *libs,
 	if (fd < 0)
 		return;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstr) || !(cfi = dwarf_getcfi_elf(elf))) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return;
-	}
+	if (!elf || elf_getshdrstrndx(elf, &shstr) || !(cfi = dwarf_getcfi_elf(elf)))
+		goto out;
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *d;
 
@@ -1039,37 +1037,25 @@ static void fde_check(struct sym_ctx *ctx, const char *path, unsigned *libs,
 		}
 	}
 	/* GNU ld's layout only (the one symbols.c reads), little-endian */
-	if (!p || p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b) {
-		dwarf_cfi_end(cfi);
-		elf_end(elf);
-		close(fd);
-		return;
-	}
+	if (!p || p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b)
+		goto out;
 	n = (size_t)p[8] | (size_t)p[9] << 8 | (size_t)p[10] << 16 | (size_t)p[11] << 24;
 	step = n > 4000 ? n / 4000 : 1;
 	T_EQ_INT(sym_dso_get(ctx, path, NULL, 0, &dso), 0);
 	for (i = 0; i < n; i += step) {
 		int32_t loc;
-		u64 at[3], s, e, start;
-		int k;
+		u64 at[3], s, e;
+		int k, nat = 1;
 
 		memcpy(&loc, p + 12 + i * 8, 4);
-		start = sh.sh_addr + (u64)(int64_t)loc;
-		at[0] = start;
-		if (sym_dso_fde_range(ctx, dso, start, &s, &e) != 1) {
-			Dwarf_Frame *f = NULL;
-
-			/* No range: libdw must have no frame there either. */
-			if (!dwarf_cfi_addrframe(cfi, start, &f) && bad++ < 3)
-				fprintf(stderr, "fde: %s %#llx: libdw has a frame, we do not\n",
-					path, (unsigned long long)start);
-			free(f);
-			(*checked)++;
-			continue;
+		at[0] = sh.sh_addr + (u64)(int64_t)loc;
+		/* With a range: its last byte and its end too. */
+		if (sym_dso_fde_range(ctx, dso, at[0], &s, &e) == 1) {
+			at[1] = e - 1;
+			at[2] = e;
+			nat = 3;
 		}
-		at[1] = e - 1;
-		at[2] = e;
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < nat; k++) {
 			Dwarf_Frame *f = NULL;
 			int ours = sym_dso_fde_range(ctx, dso, at[k], &s, &e) == 1;
 			int theirs = !dwarf_cfi_addrframe(cfi, at[k], &f);
@@ -1083,33 +1069,33 @@ static void fde_check(struct sym_ctx *ctx, const char *path, unsigned *libs,
 	}
 	T_EQ_INT(bad, 0);
 	(*libs)++;
-	dwarf_cfi_end(cfi);
-	elf_end(elf);
+out:
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	if (elf)
+		elf_end(elf);
 	close(fd);
 }
 
 static void test_fde_ranges(void)
 {
 	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
-	char *list[32] = { NULL }, **paths = list;
+	struct fde_libs libs_seen = { { NULL }, 0 };
 	unsigned long checked = 0;
 	unsigned libs = 0;
 	struct sym_ctx *ctx;
 	glob_t g;
 	size_t i;
 
-	dl_iterate_phdr(fde_lib, &paths);
+	dl_iterate_phdr(fde_lib, &libs_seen);
 	if (!glob("/usr/lib/gcc/*/*/cc1", 0, NULL, &g)) {
-		for (i = 0; list[i]; i++)
-			;
-		if (i < 31)
-			list[i] = strdup(g.gl_pathv[0]);
+		fde_add(&libs_seen, g.gl_pathv[0]);
 		globfree(&g);
 	}
 	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
-	for (i = 0; list[i]; i++) {
-		fde_check(ctx, list[i], &libs, &checked);
-		free(list[i]);
+	for (i = 0; i < libs_seen.n; i++) {
+		fde_check(ctx, libs_seen.path[i], &libs, &checked);
+		free(libs_seen.path[i]);
 	}
 	sym_ctx_free(ctx);
 	fprintf(stderr, "fde: %u binaries, %lu addresses agree with libdw\n", libs, checked);
