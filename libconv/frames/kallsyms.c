@@ -15,10 +15,15 @@
  *   build-id cache or the caller gives that kernel's kallsyms.
  * - Several names at one address are ranked as for ELF symbols
  *   (sym_rank_cmp, perf's choose_best_symbol), so names match perf's.
- * - Names live in the ctx arena until sym_ctx_free(). An unreadable file
- *   means no kernel names, not an error; the only error is -ENOMEM.
+ * - Names live in the ctx arena until sym_ctx_free(). From a regular
+ *   file, and from /proc/kallsyms through an unnamed temporary copy, only
+ *   the names frames need are read there, when first needed. An
+ *   unreadable file means no kernel names, not an error; the only error
+ *   is -ENOMEM.
  */
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -305,7 +310,27 @@ static int ksym_cmp(const void *pa, const void *pb)
  * a line longer than the buffer grows it. Returns 0 or -ENOMEM.
  */
 #define READ_BLK (256 * 1024)
-static int kern_parse(struct sym_ctx *ctx, int fd)
+
+/* All of @n bytes at @p to @fd; false on any failure (ENOSPC, EIO...). */
+static bool write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* As above, each piece also written to @copy (unless -1) as it comes;
+ * 1 if a write there failed (nothing else then differs). */
+static int kern_parse(struct sym_ctx *ctx, int fd, int copy)
 {
 	struct name_store ns = { NULL, NULL };
 	size_t cap = 0, bcap = READ_BLK, have = 0;
@@ -338,6 +363,10 @@ static int kern_parse(struct sym_ctx *ctx, int fd)
 		}
 		if (!r)
 			eof = true;
+		if (copy >= 0 && r > 0 && !write_all(copy, buf + have, (size_t)r)) {
+			err = 1;
+			break;
+		}
 		have += (size_t)r;
 		buf[have] = '\0';
 		for (p = buf; !err; p = nl + 1) {
@@ -403,11 +432,34 @@ static int kern_lazy_dedup(struct sym_ctx *ctx)
 	return 0;
 }
 
+/*
+ * For a procfs file (@fd): an unnamed temporary file (open(2) O_TMPFILE,
+ * gone when closed) in $TMPDIR, or /tmp when that is unset, to copy it
+ * into. -1 for anything else (a pipe can be read only once, so a failed
+ * copy could not start again: kern_load) or where there is none (a
+ * filesystem without O_TMPFILE, no such directory): names stay in
+ * memory then.
+ */
+static int kern_tmp_copy(int fd)
+{
+#ifdef O_TMPFILE
+	const char *dir = secure_getenv("TMPDIR");
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) || sf.f_type != PROC_SUPER_MAGIC)
+		return -1;
+	return open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#else
+	(void)fd;
+	return -1;
+#endif
+}
+
 static int kern_load(struct sym_ctx *ctx)
 {
 	size_t i, n = 0;
 	struct stat st;
-	int err, fd;
+	int err, fd, copy = -1;
 
 	ctx->kern_loaded = true;
 	if (!*ctx->kallsyms)
@@ -423,10 +475,35 @@ static int kern_load(struct sym_ctx *ctx)
 	 * one (issue 16: 3 MB of names for 122k symbols, a few hundred
 	 * used). /proc/kallsyms cannot: procfs calls it a regular file of
 	 * size 0, and a read at an offset regenerates everything before it
-	 * (11 ms each here). */
+	 * (11 ms each here). So it is copied as it is read into an unnamed
+	 * temporary file, as perf record copies it into its build-id cache,
+	 * and the names are read from there (kern_tmp_copy). */
 	ctx->kern_lazy = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
-	ctx->kern_fd = fd;
-	err = kern_parse(ctx, fd);
+	if (!ctx->kern_lazy && (copy = kern_tmp_copy(fd)) >= 0)
+		ctx->kern_lazy = true;
+	ctx->kern_fd = copy >= 0 ? copy : fd;
+	err = kern_parse(ctx, fd, copy);
+	if (err == 1) {
+		/* The copy could not be written (a full disk): read the
+		 * file again from its start (procfs regenerates it), the
+		 * names kept in memory as before. */
+		close(copy);
+		close(fd);
+		copy = -1;
+		free(ctx->ksyms);
+		ctx->ksyms = NULL;
+		ctx->nksyms = 0;
+		ctx->kern_lazy = false;
+		fd = open(ctx->kallsyms, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		ctx->kern_fd = fd;
+		err = kern_parse(ctx, fd, -1);
+	}
+	if (copy >= 0) {
+		close(fd); /* read from the copy from now on */
+		fd = copy;
+	}
 	if (!err && ctx->kern_lazy) {
 		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_addr_cmp);
 		err = kern_lazy_dedup(ctx);

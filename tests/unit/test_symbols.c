@@ -24,6 +24,7 @@
 #include <link.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -960,26 +961,106 @@ static void test_kallsyms_ties(void)
 	unlink(fifo);
 }
 
-/* The running kernel, when /proc/kallsyms has real addresses (root). */
+/* Open descriptors that name an unlinked file in @dir. */
+static int fds_deleted_in(const char *dir)
+{
+	char path[64], link[1024];
+	size_t n = strlen(dir);
+	int fd, count = 0;
+	ssize_t len;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (!strncmp(link, dir, n) && link[n] == '/' && strstr(link, "(deleted)"))
+			count++;
+	}
+	return count;
+}
+
+/*
+ * The running kernel, when /proc/kallsyms has real addresses (root).
+ * Its names are read from an unnamed copy in $TMPDIR (kern_tmp_copy);
+ * where the copy cannot be made (TMPDIR missing) or written (a file size
+ * limit: EFBIG, as on a full disk) they are kept in memory, and every
+ * way names every sampled address the same.
+ */
+#define PROC_PROBES 64
 static void test_proc_kallsyms(void)
 {
+	static const char *const modes[] = { "copy", "no dir", "write fails" };
+	char *names[PROC_PROBES] = { 0 }, dir[600], type, name[256];
+	unsigned long long addr = 0, sched = 0, probe[PROC_PROBES];
+	const char *old = getenv("TMPDIR");
+	char *saved = old ? strdup(old) : NULL;
+	struct rlimit rl0, rl;
+	size_t nprobe = 0, line = 0, i;
 	struct sym_frame fr;
 	struct sym_ctx *ctx;
 	FILE *f = fopen("/proc/kallsyms", "r");
-	unsigned long long addr = 0;
-	char type, name[256];
+	int m;
 
-	T_EQ_INT(sym_ctx_new(NULL, &ctx), 0);
-	while (f && fscanf(f, "%llx %c %255s%*[^\n]", &addr, &type, name) == 3)
-		if (!strcmp(name, "schedule") && (type == 'T' || type == 't'))
-			break;
+	while (f && fscanf(f, "%llx %c %255s%*[^\n]", &addr, &type, name) == 3) {
+		if (type != 'T' && type != 't')
+			continue;
+		if (!strcmp(name, "schedule"))
+			sched = addr;
+		/* Addresses spread over the table, one byte in. */
+		if (addr && line++ % 1500 == 0 && nprobe < PROC_PROBES)
+			probe[nprobe++] = addr + 1;
+	}
 	if (f)
 		fclose(f);
-	if (sym_kernel_usable(ctx, 0) && addr && !strcmp(name, "schedule")) {
-		T_EQ_INT(sym_kernel_resolve(ctx, addr + 1, &fr), 1);
+	snprintf(dir, sizeof(dir), "%s/ktmp", tmpdir);
+	T_EQ_INT(mkdir(dir, 0700), 0);
+	T_EQ_INT(getrlimit(RLIMIT_FSIZE, &rl0), 0);
+	for (m = 0; m < 3; m++) {
+		setenv("TMPDIR", m == 1 ? "/nonexistent/perfspy-test" : dir, 1);
+		if (m == 2) {
+			signal(SIGXFSZ, SIG_IGN);
+			rl = rl0;
+			rl.rlim_cur = 4096;
+			T_EQ_INT(setrlimit(RLIMIT_FSIZE, &rl), 0);
+		}
+		T_EQ_INT(sym_ctx_new(NULL, &ctx), 0);
+		if (!sym_kernel_usable(ctx, 0) || !sched) {
+			sym_ctx_free(ctx); /* no real addresses: not root */
+			break;
+		}
+		if (m == 2)
+			T_EQ_INT(setrlimit(RLIMIT_FSIZE, &rl0), 0);
+		/* The copy is open while the context lives, and only then. */
+		if (fds_deleted_in(dir) != (m == 0))
+			fprintf(stderr, "kallsyms (%s): %d copies open\n", modes[m],
+				fds_deleted_in(dir));
+		T_EQ_INT(fds_deleted_in(dir), m == 0);
+		T_EQ_INT(sym_kernel_resolve(ctx, sched + 1, &fr), 1);
 		T_EQ_STR(fr.func, "schedule");
+		for (i = 0; i < nprobe; i++) {
+			int r = sym_kernel_resolve(ctx, probe[i], &fr);
+
+			T(r == 0 || r == 1);
+			if (!m)
+				names[i] = strdup(r == 1 && fr.func ? fr.func : "-");
+			else
+				T_EQ_STR(r == 1 && fr.func ? fr.func : "-", names[i] ? names[i] : "");
+		}
+		sym_ctx_free(ctx);
+		T_EQ_INT(fds_deleted_in(dir), 0);
 	}
-	sym_ctx_free(ctx);
+	setrlimit(RLIMIT_FSIZE, &rl0);
+	signal(SIGXFSZ, SIG_DFL);
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+	for (i = 0; i < nprobe; i++)
+		free(names[i]);
+	rmdir(dir);
 }
 
 /*
