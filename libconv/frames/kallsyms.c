@@ -506,7 +506,11 @@ static int kern_load(struct sym_ctx *ctx)
 	}
 	if (!err && ctx->kern_lazy) {
 		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_addr_cmp);
-		err = kern_lazy_dedup(ctx);
+		/* All addresses 0 (kptr_restrict, not root): one group of
+		 * every symbol, a read per name, for a table never used
+		 * (sym_kernel_usable). */
+		if (ctx->kern_real)
+			err = kern_lazy_dedup(ctx);
 	} else if (!err) {
 		xqsort(ctx->ksyms, ctx->nksyms, sizeof(*ctx->ksyms), ksym_cmp);
 		for (i = 0; i < ctx->nksyms; i++)

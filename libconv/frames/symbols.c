@@ -630,15 +630,35 @@ static bool used_dwarf_scn(const char *name)
  * ELF_C_READ_MMAP, dso_locate.c): there MADV_DONTNEED only unmaps page
  * cache pages, and a later read maps them again. libelf falls back to a
  * malloc()ed copy when mmap fails, and an elf_memory() image is ours, so
- * the image must be a file mapping of exactly its size, which
- * /proc/self/map_files names (proc(5): one entry per mapped range, a
- * link to its file; absent for anonymous memory). Anything else: keep.
+ * the image must be a read-only private file mapping from its start to
+ * past its end, as /proc/self/maps lists it (proc(5): a non-zero inode
+ * is a file; /proc/self/map_files would say it in one call, but only to
+ * root). Anything else, or no /proc: keep the pages.
  */
+static bool is_file_map(uintptr_t base, uintptr_t end)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long s, e, ino;
+	char line[512], perm[8];
+	bool ok = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &s, &e, perm, &ino) == 4 &&
+		    s == base) {
+			ok = e >= end && ino && perm[0] == 'r' && perm[1] == '-' &&
+			     perm[3] == 'p';
+			break;
+		}
+	fclose(f);
+	return ok;
+}
+
 static void drop_compressed(Elf *elf, const void *p, size_t n)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base, lo, hi;
-	char path[64], link[8];
 	size_t size;
 	char *img = elf_rawfile(elf, &size);
 
@@ -646,11 +666,7 @@ static void drop_compressed(Elf *elf, const void *p, size_t n)
 	    (const char *)p + n > img + size)
 		return;
 	base = (uintptr_t)img;
-	if (base & ((uintptr_t)pg - 1))
-		return;
-	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)base,
-		 (unsigned long)((base + size + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1)));
-	if (readlink(path, link, sizeof(link)) <= 0)
+	if ((base & ((uintptr_t)pg - 1)) || !is_file_map(base, base + size))
 		return;
 	lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
 	hi = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
