@@ -302,15 +302,6 @@ static int ksym_cmp(const void *pa, const void *pb)
 			    b->name);
 }
 
-/*
- * The file read with read() in READ_BLK pieces (/proc/kallsyms reports
- * size 0, and a whole copy would be 5+ MB of peak memory for nothing),
- * split into lines as getline() would: every '\n' ends one, a last line
- * without one counts too. A partial line moves to the buffer's start;
- * a line longer than the buffer grows it. Returns 0 or -ENOMEM.
- */
-#define READ_BLK (256 * 1024)
-
 /* All of @n bytes at @p to @fd; false on any failure (ENOSPC, EIO...). */
 static bool write_all(int fd, const char *p, size_t n)
 {
@@ -328,8 +319,16 @@ static bool write_all(int fd, const char *p, size_t n)
 	return true;
 }
 
-/* As above, each piece also written to @copy (unless -1) as it comes;
- * 1 if a write there failed (nothing else then differs). */
+/*
+ * The file read with read() in READ_BLK pieces (/proc/kallsyms reports
+ * size 0, and a whole copy would be 5+ MB of peak memory for nothing),
+ * split into lines as getline() would: every '\n' ends one, a last line
+ * without one counts too. A partial line moves to the buffer's start;
+ * a line longer than the buffer grows it. Each piece is also written to
+ * @copy (unless -1) as it comes (kern_tmp_copy). Returns 0, -ENOMEM, or 1
+ * if a write to @copy failed.
+ */
+#define READ_BLK (256 * 1024)
 static int kern_parse(struct sym_ctx *ctx, int fd, int copy)
 {
 	struct name_store ns = { NULL, NULL };

@@ -639,18 +639,21 @@ static bool is_file_map(uintptr_t base, uintptr_t end)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	unsigned long s, e, ino;
-	char line[512], perm[8];
+	char *line = NULL, perm[8];
+	size_t cap = 0;
 	bool ok = false;
 
 	if (!f)
 		return false;
-	while (fgets(line, sizeof(line), f))
+	/* getline(): a line is read whole, however long its path. */
+	while (getline(&line, &cap, f) > 0)
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &s, &e, perm, &ino) == 4 &&
 		    s == base) {
 			ok = e >= end && ino && perm[0] == 'r' && perm[1] == '-' &&
 			     perm[3] == 'p';
 			break;
 		}
+	free(line);
 	fclose(f);
 	return ok;
 }
