@@ -658,18 +658,32 @@ static bool is_file_map(uintptr_t base, uintptr_t end)
 	return ok;
 }
 
-static void drop_compressed(Elf *elf, const void *p, size_t n)
+/* Whether @elf's image is that file mapping (is_file_map). */
+static bool elf_file_mapped(Elf *elf)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t base, lo, hi;
 	size_t size;
 	char *img = elf_rawfile(elf, &size);
+	uintptr_t base = (uintptr_t)img;
 
-	if (!img || pg <= 0 || (uintptr_t)p < (uintptr_t)img ||
+	return img && pg > 0 && !(base & ((uintptr_t)pg - 1)) &&
+	       is_file_map(base, base + size);
+}
+
+/* @mapped: elf_file_mapped(@elf), asked on the first call of a file's
+ * sections (-1 until then): the answer is the same for all of them. */
+static void drop_compressed(Elf *elf, int *mapped, const void *p, size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+	size_t size;
+	char *img;
+
+	if (*mapped < 0)
+		*mapped = elf_file_mapped(elf);
+	img = elf_rawfile(elf, &size);
+	if (!*mapped || !img || pg <= 0 || (uintptr_t)p < (uintptr_t)img ||
 	    (const char *)p + n > img + size)
-		return;
-	base = (uintptr_t)img;
-	if ((base & ((uintptr_t)pg - 1)) || !is_file_map(base, base + size))
 		return;
 	lo = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
 	hi = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
@@ -689,7 +703,7 @@ static void drop_compressed(Elf *elf, const void *p, size_t n)
  * what it always did: the same bytes either way.
  */
 static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
-			Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+			Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int *mapped)
 {
 	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
 		sizeof(Elf64_Chdr), got = 0;
@@ -719,7 +733,7 @@ static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
 		free(out);
 		return;
 	}
-	drop_compressed(elf, data->d_buf, data->d_size);
+	drop_compressed(elf, mapped, data->d_buf, data->d_size);
 	data->d_buf = out;
 	data->d_size = ch.ch_size;
 	data->d_type = ELF_T_BYTE;
@@ -742,6 +756,7 @@ static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 	Elf_Scn *scn = NULL;
 	size_t shstr;
 	const char *name;
+	int mapped = -1; /* drop_compressed() */
 	GElf_Shdr sh;
 
 	hide_unused_dwarf(elf);
@@ -756,7 +771,7 @@ static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 			continue;
 		if (!z && !(z = libdeflate_alloc_decompressor()))
 			return;
-		inflate_scn(d, z, elf, scn, &sh);
+		inflate_scn(d, z, elf, scn, &sh, &mapped);
 	}
 	if (z)
 		libdeflate_free_decompressor(z);
