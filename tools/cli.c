@@ -184,7 +184,10 @@ static bool debuginfod_on(const struct cli_common *c)
 	return true;
 }
 
-struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
+/* @fd >= 0: open the session on it (named @path in messages), else open
+ * @path. */
+static struct perfspy_session *open_session(const char *path, int fd,
+					    const struct cli_common *c)
 {
 	int level = cli_log_level(c);
 	PERFSPY_OPTS(perfspy_open_opts, o,
@@ -203,12 +206,22 @@ struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
 
 	cli_check_dirs(c);
 	info_debuginfod_only = o.log_level == PERFSPY_LOG_INFO && level == PERFSPY_LOG_WARN;
-	err = perfspy_session__open(path, &o, &s);
+	if (fd >= 0) {
+		o.display_name = path;
+		err = perfspy_session__open_fd(fd, &o, &s);
+	} else {
+		err = perfspy_session__open(path, &o, &s);
+	}
 	if (err) {
 		cli_fail(strcmp(path, "-") ? path : "<stdin>", err, NULL);
 		return NULL;
 	}
 	return s;
+}
+
+struct perfspy_session *cli_open(const char *path, const struct cli_common *c)
+{
+	return open_session(path, -1, c);
 }
 
 static bool progress_shown;
@@ -599,11 +612,21 @@ int cli_load_input(const char *path, const struct cli_common *c,
 	}
 	n = peek8(fd, magic);
 	if (n < 0 || is_perf_magic(magic, n)) {
-		if (fd)
+		struct stat st;
+		bool stream = fd && (fstat(fd, &st) || !S_ISREG(st.st_mode));
+
+		/* A named pipe (or any path that is not a regular file) is
+		 * read from this fd: closed and opened again, it would have
+		 * no reader for a moment, and its writer would die of
+		 * SIGPIPE with the data past the pipe's buffer unread. */
+		if (fd && !stream)
 			close(fd);
-		*sp = cli_open(path, c);
-		if (!*sp)
+		*sp = open_session(path, stream ? fd : -1, c);
+		if (!*sp) {
+			if (stream)
+				close(fd);
 			return -1;
+		}
 		/* No -j: as many as pay (cli_default_jobs). */
 		o = *co;
 		if (!o.jobs)
@@ -612,6 +635,11 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		cli_progress_end();
 		if (err)
 			cli_convert_error(*sp, name, err);
+		/* A stream is read once, by the conversion: the session
+		 * reads it no more (perfspy_session__open_fd leaves the fd
+		 * to its caller). */
+		if (stream)
+			close(fd);
 		return err ? -1 : 0;
 	}
 	rc = read_folded(fd, name, n == 0, c, f);
