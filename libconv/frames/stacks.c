@@ -101,6 +101,9 @@ void stk_free(struct stk_ctx *c)
 
 void stk_shed(struct stk_ctx *c)
 {
+	/* The memo points into the frame cache's frames. */
+	free(c->memo);
+	c->memo = NULL;
 	htab_free(&c->cache);
 	free(c->fids);
 	free(c->fflags);
@@ -451,6 +454,10 @@ static struct stk_cache_ent *cache_probe(struct stk_ctx *c, u64 a, u64 b, u8 kin
 	return e;
 }
 
+static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
+			 const struct unw_code *code, size_t *n,
+			 const struct stk_cache_ent **used);
+
 /*
  * Frames for one address, innermost first, cached per (DSO, offset),
  * JIT entry, kernel address or raw address. @code may be NULL (looked
@@ -458,6 +465,15 @@ static struct stk_cache_ent *cache_probe(struct stk_ctx *c, u64 a, u64 b, u8 kin
  */
 static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 		       const struct unw_code *code, size_t *n)
+{
+	return push_frames_e(c, ip, kernel, is_return, code, n, NULL);
+}
+
+/* push_frames(), and with @used the cache entry whose frames went on
+ * the stack (its first and nr stay as they are for the session). */
+static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
+			 const struct unw_code *code, size_t *n,
+			 const struct stk_cache_ent **used)
 {
 	const char *anon_name = NULL;
 	struct unw_code local;
@@ -535,6 +551,8 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	}
 	*n += e->nr;
 	c->stats->frames += e->nr;
+	if (used)
+		*used = e;
 	return 0;
 }
 
@@ -569,15 +587,77 @@ static int push_lr_caller(struct stk_ctx *c, const struct rec_sample *smp, u64 i
 	return push_frames(c, caller, false, true, NULL, n);
 }
 
+/*
+ * The memo in front of the frame cache (docs/design.md §6.8): a
+ * callchain entry's frames depend on the process's maps (the same key
+ * the session's callchain cache trusts, mach_maps_gen()), the address,
+ * and whether it is kernel code and a return address. A deep stack
+ * repeats a few addresses many times (recursion, a loop's call sites),
+ * so a small direct-mapped table of those keys gives the frame cache's
+ * entry without looking up the map or probing the cache. Only frames of
+ * an ELF file or the kernel are kept: which perf map names an anonymous
+ * address may change under one key (a map read as it grows, jit_follow;
+ * an exec stops the lookup in the parent's map, mach_find_jit()).
+ */
+#define STK_MEMO 1024 /* slots, a power of two */
+
+struct stk_memo {
+	u64 ip;
+	s32 pid;
+	u32 gen;
+	u32 first; /* the frame cache entry's frames */
+	u16 nr;
+	u8 key;    /* MEMO_* */
+};
+
+enum { MEMO_USED = 1, MEMO_KERNEL = 2, MEMO_RET = 4 };
+
+static int push_memo(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
+		     u32 gen, size_t *n)
+{
+	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0) | (is_return ? MEMO_RET : 0);
+	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
+	const struct stk_cache_ent *e = NULL;
+	int err;
+
+	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key) {
+		if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + m->nr) ||
+		    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + m->nr))
+			return -ENOMEM;
+		if (m->nr == 1) {
+			c->stack[*n] = c->fids[m->first];
+			c->sflags[*n] = c->fflags[m->first];
+		} else {
+			memcpy(c->stack + *n, c->fids + m->first, m->nr * sizeof(*c->stack));
+			memcpy(c->sflags + *n, c->fflags + m->first, m->nr);
+		}
+		*n += m->nr;
+		c->stats->frames += m->nr;
+		return 0;
+	}
+	err = push_frames_e(c, ip, kernel, is_return, NULL, n, &e);
+	if (err || !e || (e->kind != FK_DSO && e->kind != FK_RAW && e->kind != FK_KERNEL))
+		return err;
+	*m = (struct stk_memo){ ip, c->pid, gen, e->first, e->nr, key };
+	return 0;
+}
+
 /* Callchain entries, leaf first. @user: also take the user context
  * (frame-pointer recordings); DWARF recordings unwind it instead. */
 static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 			  bool user, size_t *n)
 {
 	bool kernel = smp->cpumode == PERF_RECORD_MISC_KERNEL, first = true;
-	bool skip = false;
+	bool skip = false, memo = false;
+	u32 gen = 0;
 	u64 i, ip;
 	int err;
+
+	if (smp->callchain_nr && !c->mach->jit_follow &&
+	    (c->memo || (c->memo = calloc(STK_MEMO, sizeof(*c->memo))))) {
+		memo = true;
+		gen = mach_maps_gen(c->mach, c->pid);
+	}
 
 	if (!smp->callchain_nr) {
 		if ((kernel && c->o.no_kernel) || (!kernel && !user))
@@ -596,7 +676,8 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 			continue;
 		/* The first entry of a context is where the task was
 		 * interrupted, the rest are return addresses. */
-		err = push_frames(c, ip, kernel, !first, NULL, n);
+		err = memo ? push_memo(c, ip, kernel, !first, gen, n) :
+			push_frames(c, ip, kernel, !first, NULL, n);
 		if (!err && first && !kernel)
 			err = push_lr_caller(c, smp, i, n);
 		first = false;

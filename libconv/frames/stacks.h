@@ -65,6 +65,10 @@ struct stk_ctx {
 	u32 max_stack_used;
 	bool raw; /* render_dso named no symbol (push_frames) */
 
+	/* push_callchain's memo of recent addresses (docs/design.md §6.8):
+	 * STK_MEMO slots, allocated at the first callchain. */
+	struct stk_memo *memo;
+
 	/* -j N (docs/design.md §6.4): names come from one symbolizer all
 	 * sessions share (@rsym, under @rlock), so each DSO is opened and
 	 * each address named once; @rdsos maps this session's DSOs to
