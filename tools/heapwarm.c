@@ -224,6 +224,7 @@ void cli_heapwarm_start(void)
 	if (started || pg <= 0 || (!warm && !thp))
 		return;
 	started = true;
+	thp = thp && thp_size(); /* nothing to reserve for */
 	if (!mallopt(M_TRIM_THRESHOLD, INT32_MAX) ||
 	    !mallopt(M_MMAP_THRESHOLD, 32 << 20) ||
 	    !mallopt(M_TOP_PAD, 1 << 20))
