@@ -5,6 +5,9 @@
  */
 #include "recbuild.h"
 
+#include "perfspy.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -320,4 +323,34 @@ void rb_file_events(struct rb *out, const struct perf_event_attr *attrs,
 		rb_put(out, feat[i].p, feat[i].len);
 		rb_free(&feat[i]);
 	}
+}
+
+int rb_convert(const struct rb *img, struct perfspy_stats *st, char **out)
+{
+	PERFSPY_OPTS(perfspy_open_opts, oo, .kallsyms = "",
+		     .perf_map_dir = "/nonexistent-perfspy-test");
+	struct perfspy_session *s = NULL;
+	struct perfspy_folder *f = NULL;
+	size_t len = 0;
+	FILE *mf;
+	int err;
+
+	*out = NULL;
+	err = perfspy_session__open_mem(img->p, img->len, &oo, &s);
+	if (err)
+		return err;
+	if (perfspy_folder__new(&f))
+		abort();
+	err = perfspy_session__convert(s, NULL, f);
+	perfspy_session__stats(s, st);
+	if (!err) {
+		mf = open_memstream(out, &len);
+		if (!mf)
+			abort();
+		perfspy_folder__write(f, mf, NULL);
+		fclose(mf);
+	}
+	perfspy_folder__free(f);
+	perfspy_session__close(s);
+	return err;
 }

@@ -74,4 +74,11 @@ void rb_sample_ev(struct rb *b, uint64_t id, uint16_t misc, uint32_t pid,
  * for attrs without sample_id_all). */
 void rb_kernel_mmap(struct rb *b, uint64_t start, uint64_t len, uint64_t text);
 
+/* Convert the perf.data image @img (no kernel symbols, no perf maps) and
+ * print its folded stacks into *@out (malloc()ed, NUL-terminated; NULL
+ * on error), the session's statistics into @st (sz set by the caller).
+ * Returns the open or convert error, or 0. */
+struct perfspy_stats;
+int rb_convert(const struct rb *img, struct perfspy_stats *st, char **out);
+
 #endif

@@ -262,33 +262,10 @@ static void test_random(void)
 
 static char *convert(const struct rb *img, struct perfspy_stats *st)
 {
-	PERFSPY_OPTS(perfspy_open_opts, oo, .kallsyms = "",
-		     .perf_map_dir = "/nonexistent-perfspy-test");
-	struct perfspy_session *s = NULL;
-	struct perfspy_folder *f = NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mf;
-	int err;
+	char *out;
 
-	err = perfspy_session__open_mem(img->p, img->len, &oo, &s);
-	T_EQ_INT(err, 0);
-	if (err)
-		return NULL;
-	if (perfspy_folder__new(&f))
-		abort();
-	err = perfspy_session__convert(s, NULL, f);
-	T_EQ_INT(err, 0);
-	perfspy_session__stats(s, st);
-	mf = open_memstream(&buf, &len);
-	if (!mf)
-		abort();
-	if (!err)
-		perfspy_folder__write(f, mf, NULL);
-	fclose(mf);
-	perfspy_folder__free(f);
-	perfspy_session__close(s);
-	return buf;
+	T_EQ_INT(rb_convert(img, st, &out), 0);
+	return out;
 }
 
 /*
