@@ -5,7 +5,7 @@
 # tools/heapwarm.c set up: a second thread (the heap warmer) where two CPUs
 # are online, and, where the kernel has transparent huge pages on, a [heap]
 # range of at least 32 MB marked for them ("hg" in smaps' VmFlags) once the
-# heap has grown PERFSPY_THP_AFTER MB (default 24: this small conversion
+# heap has grown PERFSPY_THP_AFTER MB (default 48: this small conversion
 # never gets there, and gets none; 0: at once), or at start without the
 # warmer (PERFSPY_HEAPWARM=0).  PERFSPY_THP=0 turns huge pages off, and
 # under a sanitizer neither is set up.  The output is the same bytes
@@ -88,7 +88,7 @@ hg_want() {
 
 paused X=1
 cp "$SCRATCH/out.txt" "$SCRATCH/default.txt"
-# With the warmer, a heap that never grew 24 MB stays on small pages; a
+# With the warmer, a heap that never grew 48 MB stays on small pages; a
 # single CPU (no warmer) reserves at start.
 hg_want "default" "$([ "$want" = 1 ] && echo 1 || echo 0)"
 [ "$THREADS" = "$want" ] && pass "threads while waiting: $THREADS ($cpus CPUs)" ||
