@@ -20,14 +20,6 @@
 
 #define CTX_USER ((uint64_t)-512)
 
-static char *convert(const struct rb *img, struct perfspy_stats *st)
-{
-	char *out;
-
-	T_EQ_INT(rb_convert(img, st, &out), 0);
-	return out;
-}
-
 /*
  * One address four times in a chain (recursion): the first is where the
  * thread was interrupted, the rest return addresses. A new map over it
@@ -57,7 +49,7 @@ static void test_memo_maps(void)
 	rb_sample(&d, 200, 200, 32, mixed, 5, 1);
 	rb_round(&d);
 	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	out = convert(&img, &st);
+	T_EQ_INT(rb_convert(&img, &st, &out), 0);
 	T_EQ_STR(out,
 		 "0x400100 (a);0x400100 (a);0x400100 (a);0x400100 (a) 1\n"
 		 "0x400100 (b);0x400100 (b);0x400100 (b);0x400100 (b) 1\n"
@@ -104,7 +96,7 @@ static void test_memo_churn(void)
 	}
 	rb_round(&d);
 	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	out = convert(&img, &st);
+	T_EQ_INT(rb_convert(&img, &st, &out), 0);
 	T_EQ_INT(st.frames, (uint64_t)NS * DEPTH);
 	T_EQ_INT(st.frames_no_map, 0);
 	/* Each line's frames name the library of the process whose
