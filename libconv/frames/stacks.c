@@ -508,6 +508,31 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 			 const struct unw_code *code, size_t *n,
 			 const struct stk_cache_ent **used);
 
+/* A frame cache entry's frames, c->fids[@first, @first + @nr), onto the
+ * stack at *@n, counted. */
+static inline __attribute__((always_inline)) int
+put_frames(struct stk_ctx *c, u32 first, u32 nr, size_t *n)
+{
+	u32 *to, j;
+	u8 *tf;
+
+	if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + nr + 2) ||
+	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + nr + 2))
+		return -ENOMEM;
+	/* An address and its inlined callees, a few frames: a loop, not
+	 * two memcpy calls per address (issue 16; half the memo's hits on
+	 * the deep-stack file have inlined frames). */
+	to = c->stack + *n;
+	tf = c->sflags + *n;
+	for (j = 0; j < nr; j++) {
+		to[j] = c->fids[first + j];
+		tf[j] = c->fflags[first + j];
+	}
+	*n += nr;
+	c->stats->frames += nr;
+	return 0;
+}
+
 /*
  * Frames for one address, innermost first, cached per (DSO, offset),
  * JIT entry, kernel address or raw address. @code may be NULL (looked
@@ -587,23 +612,10 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 			htab_claim(&c->cache, e, h);
 		}
 	}
-	if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + e->nr + 2) ||
-	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + e->nr + 2))
-		return -ENOMEM;
-	/* Most addresses are one frame (no inlining): a plain copy then, not
-	 * two memcpy calls per frame (issue 16). */
-	if (e->nr == 1) {
-		c->stack[*n] = c->fids[e->first];
-		c->sflags[*n] = c->fflags[e->first];
-	} else {
-		memcpy(c->stack + *n, c->fids + e->first, e->nr * sizeof(*c->stack));
-		memcpy(c->sflags + *n, c->fflags + e->first, e->nr);
-	}
-	*n += e->nr;
-	c->stats->frames += e->nr;
-	if (used)
+	err = put_frames(c, e->first, e->nr, n);
+	if (!err && used)
 		*used = e;
-	return 0;
+	return err;
 }
 
 /* ------------------------------------------------------------ stacks */
@@ -668,24 +680,10 @@ static int push_memo(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0) | (is_return ? MEMO_RET : 0);
 	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
 	const struct stk_cache_ent *e = NULL;
-	unsigned j;
 	int err;
 
-	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key) {
-		if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + m->nr) ||
-		    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + m->nr))
-			return -ENOMEM;
-		/* An address and its inlined callees, a few frames: a loop,
-		 * not two memcpy calls (half the memo's hits on the
-		 * deep-stack file have inlined frames). */
-		for (j = 0; j < m->nr; j++) {
-			c->stack[*n + j] = c->fids[m->first + j];
-			c->sflags[*n + j] = c->fflags[m->first + j];
-		}
-		*n += m->nr;
-		c->stats->frames += m->nr;
-		return 0;
-	}
+	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key)
+		return put_frames(c, m->first, m->nr, n);
 	err = push_frames_e(c, ip, kernel, is_return, NULL, n, &e);
 	if (err || !e || (e->kind != FK_DSO && e->kind != FK_RAW && e->kind != FK_KERNEL))
 		return err;
