@@ -107,8 +107,8 @@ static size_t thp_size(void)
 }
 
 /*
- * Grow the heap by one block, mark the whole huge pages inside it
- * MADV_HUGEPAGE and free it: the block joins the top chunk, which
+ * Grow the heap by one block, mark the whole huge pages inside it (of
+ * @hp bytes, thp_size()) MADV_HUGEPAGE and free it: the block joins the top chunk, which
  * malloc() carves every later block from, so the heap's first
  * HEAP_THP_RESERVE bytes fault in 2 MB pages. One block, with mmap()
  * off for it (M_MMAP_MAX 0), because malloc() writes a header at a
@@ -119,13 +119,13 @@ static size_t thp_size(void)
  * Nothing is unmapped: a failed step leaves the heap as it would have
  * grown anyway.
  */
-static void heap_thp_reserve(void)
+static void heap_thp_reserve(size_t hp)
 {
-	size_t hp = thp_size(), want;
 	uintptr_t lo, hi;
 	char *p = NULL;
+	size_t want;
 
-	if (!hp || !mallopt(M_MMAP_MAX, 0))
+	if (!mallopt(M_MMAP_MAX, 0))
 		return;
 	for (want = HEAP_THP_RESERVE; want >= HEAP_THP_MIN && !(p = malloc(want)); want /= 2)
 		;
@@ -143,7 +143,7 @@ static struct {
 	pthread_t th;
 	bool running;
 	bool stop; /* (atomic) */
-	bool thp;  /* heap_thp_reserve() once the heap grew @after */
+	size_t hp; /* heap_thp_reserve(hp) once the heap grew @after; 0 done */
 	uintptr_t base; /* the break when the commands started */
 	uintptr_t after;
 } hw;
@@ -159,11 +159,11 @@ static void *heapwarm_main(void *arg)
 		brk = (uintptr_t)sbrk(0) & ~(pg - 1);
 		if (!done)
 			done = brk;
-		if (hw.thp && brk - hw.base >= hw.after) {
+		if (hw.hp && brk - hw.base >= hw.after) {
 			/* From this thread: M_ARENA_MAX 1 makes its
 			 * malloc() the main heap's. */
-			hw.thp = false;
-			heap_thp_reserve();
+			heap_thp_reserve(hw.hp);
+			hw.hp = 0;
 			brk = (uintptr_t)sbrk(0) & ~(pg - 1);
 			if (done < brk)
 				done = brk;
@@ -217,25 +217,27 @@ void cli_heapwarm_start(void)
 {
 #ifndef HEAPWARM_OFF
 	static bool started;
-	const char *after;
-	unsigned long mb;
-	char *end = NULL;
+	const char *after = getenv("PERFSPY_THP_AFTER");
+	unsigned long mb = HEAP_THP_AFTER_MB;
+	char *end;
 	long pg = sysconf(_SC_PAGESIZE);
 	bool warm = !env_off("PERFSPY_HEAPWARM"), thp = !env_off("PERFSPY_THP");
+	size_t hp;
 
 	if (started || pg <= 0 || (!warm && !thp))
 		return;
 	started = true;
-	thp = thp && thp_size(); /* nothing to reserve for */
+	hp = thp ? thp_size() : 0; /* 0: nothing to reserve for */
 	if (!mallopt(M_TRIM_THRESHOLD, INT32_MAX) ||
 	    !mallopt(M_MMAP_THRESHOLD, 32 << 20) ||
 	    !mallopt(M_TOP_PAD, 1 << 20))
 		return;
 	hw.base = (uintptr_t)sbrk(0);
-	after = getenv("PERFSPY_THP_AFTER");
-	mb = after && *after ? strtoul(after, &end, 10) : HEAP_THP_AFTER_MB;
-	if (!after || !*after || *end || mb > 1 << 20)
-		mb = HEAP_THP_AFTER_MB;
+	if (after && *after) {
+		mb = strtoul(after, &end, 10);
+		if (*end || mb > 1 << 20)
+			mb = HEAP_THP_AFTER_MB;
+	}
 	hw.after = (uintptr_t)mb << 20;
 	/* With the warmer, huge pages come when the heap has grown
 	 * hw.after, reserved from the warmer's thread: one malloc
@@ -243,12 +245,13 @@ void cli_heapwarm_start(void)
 	 * -j N workers' tables there too. Without it (one CPU), they come
 	 * now: they pay on any number of CPUs. */
 	if (warm && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
-		hw.thp = thp && mallopt(M_ARENA_MAX, 1);
-		if (thp && !hw.thp)
-			heap_thp_reserve();
+		if (hp && mallopt(M_ARENA_MAX, 1))
+			hw.hp = hp;
+		else if (hp)
+			heap_thp_reserve(hp);
 	} else {
-		if (thp)
-			heap_thp_reserve();
+		if (hp)
+			heap_thp_reserve(hp);
 		return;
 	}
 	if (pthread_create(&hw.th, NULL, heapwarm_main, NULL))
