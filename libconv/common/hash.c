@@ -18,9 +18,10 @@ void htab_init(struct htab *t, size_t esz, size_t min_cap)
 
 void htab_free(struct htab *t)
 {
-	free(t->ents);
-	free(t->spare);
+	big_free(t->ents, t->cap * t->esz, t->ents_mapped);
+	big_free(t->spare, t->cap * 2 * t->esz, t->spare_mapped);
 	t->ents = t->spare = NULL;
+	t->ents_mapped = t->spare_mapped = false;
 	t->cap = t->nr = t->next = 0;
 }
 
@@ -38,6 +39,7 @@ static void htab_set_next(struct htab *t)
 int htab_grow(struct htab *t)
 {
 	size_t ncap = t->cap ? t->cap * 2 : t->min_cap, mask = ncap - 1, i, j, bytes;
+	bool mapped;
 	u8 *n;
 
 	/* Checked here, not left to calloc: a sanitizer's calloc aborts on
@@ -45,18 +47,21 @@ int htab_grow(struct htab *t)
 	if (ncap < t->cap || !t->esz || __builtin_mul_overflow(ncap, t->esz, &bytes))
 		return -ENOMEM;
 	if (t->nr + 1 <= t->cap / 2) {
-		/* Early: allocate the next array, grow at half. calloc,
-		 * not malloc and memset: fresh memory is zero without a
-		 * touch. Without memory the table still grows at half (or
-		 * fails there). */
+		/* Early: allocate the next array, grow at half. Zeroed
+		 * memory, not malloc and memset: fresh memory is zero
+		 * without a touch. Without memory the table still grows
+		 * at half (or fails there). */
 		if (!t->spare)
-			t->spare = calloc(1, bytes);
+			t->spare = big_zalloc(bytes, &t->spare_mapped);
 		t->next = t->cap / 2;
 		return 0;
 	}
-	n = t->spare ? t->spare : calloc(1, bytes);
-	if (!n)
+	if (t->spare) {
+		n = t->spare;
+		mapped = t->spare_mapped;
+	} else if (!(n = big_zalloc(bytes, &mapped))) {
 		return -ENOMEM;
+	}
 	t->spare = NULL;
 	/* Re-place every entry by its stored hash word; insertion order
 	 * among equal hashes is kept, which lookups do not depend on. */
@@ -70,8 +75,9 @@ int htab_grow(struct htab *t)
 			;
 		memcpy(n + j * t->esz, e, t->esz);
 	}
-	free(t->ents);
+	big_free(t->ents, t->cap * t->esz, t->ents_mapped);
 	t->ents = n;
+	t->ents_mapped = mapped;
 	t->cap = ncap;
 	htab_set_next(t);
 	return 0;

@@ -44,6 +44,7 @@ struct htab {
 	size_t min_cap; /* first allocation, a power of two */
 	size_t next;   /* htab_reserve() calls htab_grow() when nr reaches it */
 	u8 *spare;     /* the next array (2 * cap entries, zeroed), or NULL */
+	bool ents_mapped, spare_mapped; /* big_zalloc()'s word on each */
 };
 
 /* @esz: sizeof the entry struct; @min_cap: the first allocation's slots

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -164,6 +165,109 @@ int ensure_mem_grow(void **data, size_t *cap, size_t elem, size_t need)
 	*data = p;
 	*cap = ncap;
 	return 0;
+}
+
+/*
+ * Huge pages for big arrays (docs/design.md §6.9). A sanitizer keeps
+ * calloc(): its allocator is what finds an overflow out of the array.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BIG_CALLOC_ONLY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define BIG_CALLOC_ONLY 1
+#endif
+#endif
+
+#ifndef BIG_CALLOC_ONLY
+/* The PMD huge page size where transparent huge pages honour
+ * MADV_HUGEPAGE ("[always]" or "[madvise]" in .../enabled, the kernel's
+ * admin-guide/mm/transhuge.rst), else 0. Read once: the first caller
+ * stores it, a racing one stores the same value. */
+static size_t big_page_size(void)
+{
+	static size_t cached = 1; /* 1: not read yet */
+	size_t hp = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	char buf[128];
+	unsigned long v;
+	ssize_t n;
+	long pg;
+	int fd;
+
+	if (hp != 1)
+		return hp;
+	hp = 0;
+	fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		if (strchr(buf, '[') && !strstr(buf, "[never]")) {
+			fd = open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
+				  O_RDONLY | O_CLOEXEC);
+			n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			pg = sysconf(_SC_PAGESIZE);
+			if (n > 0) {
+				buf[n] = '\0';
+				v = strtoul(buf, NULL, 10);
+				/* A power of two above the page size. */
+				if (pg > 0 && v > (unsigned long)pg && !(v & (v - 1)))
+					hp = v;
+			}
+		}
+	}
+	__atomic_store_n(&cached, hp, __ATOMIC_RELAXED);
+	return hp;
+}
+#endif
+
+void *big_zalloc(size_t bytes, bool *mapped)
+{
+#ifndef BIG_CALLOC_ONLY
+	size_t hp = big_page_size(), len, pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t p, a, end;
+	void *m;
+
+	/* Mapped with one huge page of slack, then cut to start on a huge
+	 * page boundary and end on a page boundary: only the range the
+	 * array covers stays reserved. The whole huge pages of it are
+	 * marked; a tail shorter than one stays on small pages, so no
+	 * huge page is counted in RSS for bytes the array never uses. */
+	if (hp && bytes >= hp && bytes <= SIZE_MAX - 2 * hp) {
+		len = bytes + hp;
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED) {
+			p = (uintptr_t)m;
+			a = (p + hp - 1) & ~(uintptr_t)(hp - 1);
+			end = (a + bytes + pg - 1) & ~(uintptr_t)(pg - 1);
+			if (a > p)
+				munmap(m, a - p);
+			if (p + len > end)
+				munmap((void *)end, p + len - end);
+			/* Advice only: refused, the memory is ordinary. */
+			madvise((void *)a, bytes & ~(hp - 1), MADV_HUGEPAGE);
+			*mapped = true;
+			return (void *)a;
+		}
+	}
+#endif
+	*mapped = false;
+	return calloc(1, bytes);
+}
+
+void big_free(void *p, size_t bytes, bool mapped)
+{
+	if (!p)
+		return;
+	if (!mapped) {
+		free(p);
+		return;
+	}
+	munmap(p, bytes);
 }
 
 struct arena_blk {

@@ -67,6 +67,18 @@ static inline int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
 /* calloc/realloc with overflow checks; NULL on failure. */
 void *xreallocarray(void *p, size_t n, size_t size);
 
+/*
+ * Zeroed memory for a large array that is touched whole and soon (a hash
+ * table's slots): from @bytes of one transparent huge page up, a private
+ * anonymous mapping whose whole huge pages are marked MADV_HUGEPAGE
+ * (docs/design.md §6.9); below that, or where huge pages are off, or
+ * under a sanitizer, calloc(). *@mapped says which, for big_free().
+ * NULL on failure.
+ */
+void *big_zalloc(size_t bytes, bool *mapped);
+/* Frees what big_zalloc(@bytes) returned with *@mapped. NULL is fine. */
+void big_free(void *p, size_t bytes, bool mapped);
+
 /* Unaligned native-endian reads; callers check bounds first. */
 static inline u64 get_u64(const void *p)
 {

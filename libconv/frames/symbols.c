@@ -140,8 +140,11 @@ static void dso_free(struct sym_dso *d)
 	if (d->elf)
 		elf_end(d->elf);
 	/* After elf_end(): libelf leaves data buffers to their owner. */
-	while (d->nzbufs)
-		free(d->zbufs[--d->nzbufs]);
+	while (d->nzbufs) {
+		struct zbuf *z = &d->zbufs[--d->nzbufs];
+
+		big_free(z->p, z->n, z->mapped);
+	}
 	free(d->zbufs);
 	free(d->mem_image);
 	free(d);
@@ -709,6 +712,7 @@ static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
 		sizeof(Elf64_Chdr), got = 0;
 	Elf_Data *data;
 	GElf_Chdr ch;
+	bool big;
 	void *out;
 
 	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB ||
@@ -717,20 +721,20 @@ static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
 	    /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
 	    ch.ch_size / 1032 > data->d_size || ch.ch_size > SIZE_MAX / 2 ||
 	    ensure_mem((void **)&d->zbufs, &d->zcap, sizeof(*d->zbufs), d->nzbufs + 1) ||
-	    !(out = malloc(ch.ch_size)))
+	    !(out = big_zalloc(ch.ch_size, &big)))
 		return;
 	if (libdeflate_zlib_decompress(z, (const char *)data->d_buf + hdr,
 				       data->d_size - hdr, out, ch.ch_size,
 				       &got) != LIBDEFLATE_SUCCESS ||
 	    got != ch.ch_size) {
-		free(out);
+		big_free(out, ch.ch_size, big);
 		return;
 	}
 	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
 	sh->sh_size = ch.ch_size;
 	sh->sh_addralign = ch.ch_addralign;
 	if (!gelf_update_shdr(scn, sh)) {
-		free(out);
+		big_free(out, ch.ch_size, big);
 		return;
 	}
 	drop_compressed(elf, mapped, data->d_buf, data->d_size);
@@ -738,7 +742,7 @@ static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
 	data->d_size = ch.ch_size;
 	data->d_type = ELF_T_BYTE;
 	data->d_align = ch.ch_addralign;
-	d->zbufs[d->nzbufs++] = out;
+	d->zbufs[d->nzbufs++] = (struct zbuf){ out, ch.ch_size, big };
 }
 
 /*

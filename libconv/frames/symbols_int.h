@@ -59,7 +59,8 @@ struct sym_dso {
 	bool cus_built;
 	struct htab cufns; /* CU DIE offset -> struct cu_fns; lazily set up */
 	u8 *mem_image;      /* our copy of an in-memory ELF ([vdso]) */
-	void **zbufs;       /* debug sections we inflated for libdw */
+	struct zbuf { void *p; size_t n; bool mapped; } *zbufs; /* debug sections
+								 * we inflated for libdw (big_zalloc) */
 	size_t nzbufs, zcap;
 	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
 	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */

@@ -7,9 +7,15 @@
  * input order shows. xsort_u64key (the symbol tables' radix sort): the
  * order a stable sort by its comparison gives, with 64-bit keys that
  * differ in low, middle and high bytes, ties on the key broken by a
- * second field, and ties on both kept in input order.
+ * second field, and ties on both kept in input order. big_zalloc: zeroed
+ * memory either way; from one transparent huge page up a mapping that
+ * starts on a huge page boundary, whose whole huge pages are marked
+ * MADV_HUGEPAGE and whose shorter tail is not; calloc() below that,
+ * without huge pages and under a sanitizer (docs/design.md §6.9).
  */
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +113,105 @@ static void check_u64key(size_t n, u64 spread, unsigned seed)
 	free(ref);
 }
 
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BIG_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define BIG_SANITIZED 1
+#endif
+#endif
+#ifndef BIG_SANITIZED
+#define BIG_SANITIZED 0
+#endif
+
+/* The huge page size where MADV_HUGEPAGE is honoured, read here from
+ * sysfs on its own, else 0. */
+static size_t thp_bytes(void)
+{
+	char buf[128] = "";
+	unsigned long v = 0;
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	if (!strchr(buf, '[') || strstr(buf, "[never]"))
+		return 0;
+	f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* Whether the mapping that holds @p has the huge page flag ("hg" in
+ * /proc/self/smaps's VmFlags, proc(5)): 1, 0, or -1 when not found. */
+static int vma_hugepage(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long s, e;
+	bool in = false;
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line; no field name is hex then '-'. */
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+			in = (uintptr_t)p >= s && (uintptr_t)p < e;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			r = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+static void test_big(void)
+{
+	size_t hp = thp_bytes(), n, i;
+	bool mapped = true;
+	unsigned char *p;
+
+	/* Small: calloc, zeroed. */
+	p = big_zalloc(100000, &mapped);
+	T(p != NULL);
+	T(!mapped);
+	for (i = 0; p && i < 100000 && !p[i]; i++)
+		;
+	T_EQ_INT(i, 100000);
+	big_free(p, 100000, mapped);
+	big_free(NULL, 1, true);
+
+	/* Three huge pages and a tail of one page and a bit. */
+	n = (hp ? hp : 2u << 20) * 3 + 5000;
+	p = big_zalloc(n, &mapped);
+	T(p != NULL);
+	if (!p)
+		return;
+	T_EQ_INT(mapped, hp && !BIG_SANITIZED);
+	for (i = 0; i < n && !p[i]; i++)
+		p[i] = 0xa5; /* writable all through */
+	T_EQ_INT(i, n);
+	if (mapped) {
+		T_EQ_INT((uintptr_t)p % hp, 0);
+		T_EQ_INT(vma_hugepage(p), 1);
+		T_EQ_INT(vma_hugepage(p + 3 * hp - 1), 1);
+		T_EQ_INT(vma_hugepage(p + 3 * hp), 0); /* the tail */
+	}
+	big_free(p, n, mapped);
+}
+
 int main(void)
 {
 	xqsort(NULL, 0, sizeof(struct el), el_cmp);
@@ -122,5 +227,6 @@ int main(void)
 	check_u64key(5000, 1000, 8);     /* many ties on the key */
 	check_u64key(100000, 1u << 30, 9); /* a big symbol table */
 	check_u64key(3000, 1, 10);       /* one key: the second field only */
+	test_big();
 	TEST_MAIN_END();
 }
