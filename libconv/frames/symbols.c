@@ -695,90 +695,127 @@ static void drop_compressed(Elf *elf, int *mapped, const void *p, size_t n)
 }
 
 /*
- * Inflate one SHF_COMPRESSED (gABI "Compression Headers") zlib section
+ * A section prepare_dwarf() inflates: a used DWARF section (not in a
+ * group), SHF_COMPRESSED with zlib (gABI "Compression Headers"), whose
+ * sizes make sense. *@ch gets its header, *@data its compressed bytes.
+ */
+static bool scn_to_inflate(Elf *elf, size_t shstr, Elf_Scn *scn, GElf_Shdr *sh,
+			   GElf_Chdr *ch, Elf_Data **data)
+{
+	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
+		sizeof(Elf64_Chdr);
+	const char *name;
+
+	return gelf_getshdr(scn, sh) && sh->sh_type != SHT_NOBITS &&
+	       (sh->sh_flags & SHF_COMPRESSED) && !(sh->sh_flags & SHF_GROUP) &&
+	       (name = elf_strptr(elf, shstr, sh->sh_name)) && used_dwarf_scn(name) &&
+	       gelf_getchdr(scn, ch) && ch->ch_type == ELFCOMPRESS_ZLIB &&
+	       (*data = elf_getdata(scn, NULL)) && (*data)->d_buf &&
+	       (*data)->d_size > hdr && ch->ch_size &&
+	       /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
+	       ch->ch_size / 1032 <= (*data)->d_size && ch->ch_size <= SIZE_MAX / 4;
+}
+
+/*
+ * Inflate one section of scn_to_inflate() into @out (ch_size bytes)
  * with libdeflate, about twice as fast as libelf's zlib inflate, and
  * hand it to libdw as an uncompressed section: the section's Elf_Data
  * points at our buffer (libelf leaves d_buf to its owner and elf_end()
  * never frees it) and its header loses SHF_COMPRESSED, so check_section
  * (libdw/dwarf_begin_elf.c) takes the data as it is. Anything unusual
- * (another algorithm, a size that does not match, a damaged stream, no
- * memory) leaves the section untouched for libelf, which then does
- * what it always did: the same bytes either way.
+ * (a size that does not match, a damaged stream) leaves the section
+ * untouched for libelf, which then does what it always did: the same
+ * bytes either way. Returns whether @out is now the section's.
  */
-static void inflate_scn(struct sym_dso *d, struct libdeflate_decompressor *z,
-			Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int *mapped)
+static bool inflate_scn(struct libdeflate_decompressor *z, Elf *elf, Elf_Scn *scn,
+			GElf_Shdr *sh, const GElf_Chdr *ch, Elf_Data *data, void *out,
+			int *mapped)
 {
 	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
 		sizeof(Elf64_Chdr), got = 0;
-	Elf_Data *data;
-	GElf_Chdr ch;
-	bool big;
-	void *out;
 
-	if (!gelf_getchdr(scn, &ch) || ch.ch_type != ELFCOMPRESS_ZLIB ||
-	    !(data = elf_getdata(scn, NULL)) || !data->d_buf ||
-	    data->d_size <= hdr || !ch.ch_size ||
-	    /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
-	    ch.ch_size / 1032 > data->d_size || ch.ch_size > SIZE_MAX / 2 ||
-	    ensure_mem((void **)&d->zbufs, &d->zcap, sizeof(*d->zbufs), d->nzbufs + 1) ||
-	    !(out = big_zalloc(ch.ch_size, &big)))
-		return;
 	if (libdeflate_zlib_decompress(z, (const char *)data->d_buf + hdr,
-				       data->d_size - hdr, out, ch.ch_size,
+				       data->d_size - hdr, out, ch->ch_size,
 				       &got) != LIBDEFLATE_SUCCESS ||
-	    got != ch.ch_size) {
-		big_free(out, ch.ch_size, big);
-		return;
-	}
+	    got != ch->ch_size)
+		return false;
 	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh->sh_size = ch.ch_size;
-	sh->sh_addralign = ch.ch_addralign;
-	if (!gelf_update_shdr(scn, sh)) {
-		big_free(out, ch.ch_size, big);
-		return;
-	}
+	sh->sh_size = ch->ch_size;
+	sh->sh_addralign = ch->ch_addralign;
+	if (!gelf_update_shdr(scn, sh))
+		return false;
 	drop_compressed(elf, mapped, data->d_buf, data->d_size);
 	data->d_buf = out;
-	data->d_size = ch.ch_size;
+	data->d_size = ch->ch_size;
 	data->d_type = ELF_T_BYTE;
-	data->d_align = ch.ch_addralign;
-	d->zbufs[d->nzbufs++] = (struct zbuf){ out, ch.ch_size, big };
+	data->d_align = ch->ch_addralign;
+	return true;
 }
+
+/* Where each inflated section starts in a file's buffer: a multiple of
+ * this, as malloc() aligned each one when they had one each. */
+#define ZSLICE_ALIGN 16
 
 /*
  * Make @elf ready for dwarf_begin_elf(): hide what the symbolizer never
  * reads (unused_dwarf_scn) and inflate the compressed sections it does
- * read ourselves (inflate_scn). Only files in the host's byte order:
- * libelf's Elf_Data of a foreign compressed section is converted, and
- * libdw keeps those as they were.
+ * read ourselves (inflate_scn). All of a file's sections go into one
+ * buffer from big_zalloc(): libc's debug file inflates to 8.6 MB in
+ * seven sections, and one buffer puts four of those MB on huge pages
+ * where one buffer a section put two, the rest faulted in 4 KB at a time
+ * (docs/design.md §6.9). Only files in the host's byte order: libelf's
+ * Elf_Data of a foreign compressed section is converted, and libdw
+ * keeps those as they were.
  */
 static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 {
 	static const union { u16 v; u8 b[2]; } host = { 1 };
-	struct libdeflate_decompressor *z = NULL;
+	struct libdeflate_decompressor *z;
 	const char *ident = elf_getident(elf, NULL);
 	Elf_Scn *scn = NULL;
-	size_t shstr;
-	const char *name;
+	size_t shstr, total = 0, off = 0;
 	int mapped = -1; /* drop_compressed() */
+	bool big, used = false;
+	Elf_Data *data;
 	GElf_Shdr sh;
+	GElf_Chdr ch;
+	u8 *buf;
 
 	hide_unused_dwarf(elf);
 	if (!ident || ident[EI_DATA] != (host.b[0] ? ELFDATA2LSB : ELFDATA2MSB) ||
 	    elf_getshdrstrndx(elf, &shstr))
 		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(sh.sh_flags & SHF_COMPRESSED) || (sh.sh_flags & SHF_GROUP) ||
-		    !(name = elf_strptr(elf, shstr, sh.sh_name)) ||
-		    !used_dwarf_scn(name))
-			continue;
-		if (!z && !(z = libdeflate_alloc_decompressor()))
-			return;
-		inflate_scn(d, z, elf, scn, &sh, &mapped);
-	}
-	if (z)
+	/* Each size is at most SIZE_MAX / 4 (scn_to_inflate), a file has
+	 * fewer than 2^16 sections worth taking: stop short of overflow. */
+	while ((scn = elf_nextscn(elf, scn)))
+		if (scn_to_inflate(elf, shstr, scn, &sh, &ch, &data)) {
+			if (total > SIZE_MAX / 2 - ch.ch_size - ZSLICE_ALIGN)
+				return;
+			total = ((total + ZSLICE_ALIGN - 1) & ~(size_t)(ZSLICE_ALIGN - 1)) +
+				ch.ch_size;
+		}
+	if (!total ||
+	    ensure_mem((void **)&d->zbufs, &d->zcap, sizeof(*d->zbufs), d->nzbufs + 1) ||
+	    !(z = libdeflate_alloc_decompressor()))
+		return;
+	if (!(buf = big_zalloc(total, &big))) {
 		libdeflate_free_decompressor(z);
+		return;
+	}
+	/* The same sections in the same order: nothing above changed them. */
+	while ((scn = elf_nextscn(elf, scn)))
+		if (scn_to_inflate(elf, shstr, scn, &sh, &ch, &data)) {
+			off = (off + ZSLICE_ALIGN - 1) & ~(size_t)(ZSLICE_ALIGN - 1);
+			if (off + ch.ch_size > total)
+				break;
+			used |= inflate_scn(z, elf, scn, &sh, &ch, data, buf + off, &mapped);
+			off += ch.ch_size;
+		}
+	libdeflate_free_decompressor(z);
+	if (used)
+		d->zbufs[d->nzbufs++] = (struct zbuf){ buf, total, big };
+	else
+		big_free(buf, total, big);
 }
 
 /* The DSO's Dwarf, opened on first use and kept for the session (never
