@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libdeflate.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -716,85 +717,133 @@ static bool scn_to_inflate(Elf *elf, size_t shstr, Elf_Scn *scn, GElf_Shdr *sh,
 	       ch->ch_size / 1032 <= (*data)->d_size && ch->ch_size <= SIZE_MAX / 4;
 }
 
-/*
- * Inflate one section of scn_to_inflate() into @out (ch_size bytes)
- * with libdeflate, about twice as fast as libelf's zlib inflate, and
- * hand it to libdw as an uncompressed section: the section's Elf_Data
- * points at our buffer (libelf leaves d_buf to its owner and elf_end()
- * never frees it) and its header loses SHF_COMPRESSED, so check_section
- * (libdw/dwarf_begin_elf.c) takes the data as it is. Anything unusual
- * (a size that does not match, a damaged stream) leaves the section
- * untouched for libelf, which then does what it always did: the same
- * bytes either way. Returns whether @out is now the section's.
- */
-static bool inflate_scn(struct libdeflate_decompressor *z, Elf *elf, Elf_Scn *scn,
-			GElf_Shdr *sh, const GElf_Chdr *ch, Elf_Data *data, void *out,
-			int *mapped)
-{
-	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
-		sizeof(Elf64_Chdr), got = 0;
+/* One section of scn_to_inflate() on its way into a file's buffer. */
+struct zsec {
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+	Elf_Data *data;
+	const void *in; /* the deflate stream, past the compression header */
+	size_t in_len;
+	size_t at;      /* where in the file's buffer */
+	u8 *out;        /* ch.ch_size bytes there */
+	bool ok;        /* inflated to exactly ch.ch_size bytes */
+};
 
-	if (libdeflate_zlib_decompress(z, (const char *)data->d_buf + hdr,
-				       data->d_size - hdr, out, ch->ch_size,
-				       &got) != LIBDEFLATE_SUCCESS ||
-	    got != ch->ch_size)
+/* Inflate @zs with libdeflate, about twice as fast as libelf's zlib
+ * inflate. Reads the stream and writes zs->out only: no libelf call, so
+ * two sections can be inflated on two threads. @z NULL: a decompressor
+ * of its own. */
+static void zsec_inflate(struct zsec *zs, struct libdeflate_decompressor *z)
+{
+	struct libdeflate_decompressor *own = z ? NULL : libdeflate_alloc_decompressor();
+	size_t got = 0;
+
+	zs->ok = (z || own) &&
+		 libdeflate_zlib_decompress(z ? z : own, zs->in, zs->in_len, zs->out,
+					    zs->ch.ch_size, &got) == LIBDEFLATE_SUCCESS &&
+		 got == zs->ch.ch_size;
+	if (own)
+		libdeflate_free_decompressor(own);
+}
+
+static void *zsec_thread(void *arg)
+{
+	zsec_inflate(arg, NULL);
+	return NULL;
+}
+
+/*
+ * Hand an inflated section to libdw as an uncompressed one: the
+ * section's Elf_Data points at our buffer (libelf leaves d_buf to its
+ * owner and elf_end() never frees it) and its header loses
+ * SHF_COMPRESSED, so check_section (libdw/dwarf_begin_elf.c) takes the
+ * data as it is. A section that did not inflate, or whose header cannot
+ * be updated, stays as it was for libelf, which then does what it always
+ * did: the same bytes either way. Returns whether zs->out is now the
+ * section's.
+ */
+static bool zsec_install(Elf *elf, struct zsec *zs, int *mapped)
+{
+	if (!zs->ok)
 		return false;
-	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-	sh->sh_size = ch->ch_size;
-	sh->sh_addralign = ch->ch_addralign;
-	if (!gelf_update_shdr(scn, sh))
+	zs->sh.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	zs->sh.sh_size = zs->ch.ch_size;
+	zs->sh.sh_addralign = zs->ch.ch_addralign;
+	if (!gelf_update_shdr(zs->scn, &zs->sh))
 		return false;
-	drop_compressed(elf, mapped, data->d_buf, data->d_size);
-	data->d_buf = out;
-	data->d_size = ch->ch_size;
-	data->d_type = ELF_T_BYTE;
-	data->d_align = ch->ch_addralign;
+	drop_compressed(elf, mapped, zs->data->d_buf, zs->data->d_size);
+	zs->data->d_buf = zs->out;
+	zs->data->d_size = zs->ch.ch_size;
+	zs->data->d_type = ELF_T_BYTE;
+	zs->data->d_align = zs->ch.ch_addralign;
 	return true;
 }
 
 /* Where each inflated section starts in a file's buffer: a multiple of
  * this, as malloc() aligned each one when they had one each. */
 #define ZSLICE_ALIGN 16
+/* The sections taken from one file: more than used_dwarf_scn() names,
+ * for a file with two of one name; any further ones stay for libelf. */
+#define ZSECS_MAX 24
+/* The largest section is inflated on a thread of its own while this one
+ * inflates the rest, when both parts are at least this big (about 1 ms
+ * of inflate, against some 50 us to start a thread): libc's debug file
+ * is 5.8 MB of .debug_info and 2.8 MB of the rest, 20 ms of inflate in
+ * all here (docs/design.md §6.9). test_symbols.c's split test builds a
+ * file past it. */
+#define ZSPLIT_MIN ((size_t)256 << 10)
 
 /*
  * Make @elf ready for dwarf_begin_elf(): hide what the symbolizer never
  * reads (unused_dwarf_scn) and inflate the compressed sections it does
- * read ourselves (inflate_scn). All of a file's sections go into one
- * buffer from big_zalloc(): libc's debug file inflates to 8.6 MB in
- * seven sections, and one buffer puts four of those MB on huge pages
- * where one buffer a section put two, the rest faulted in 4 KB at a time
- * (docs/design.md §6.9). Only files in the host's byte order: libelf's
- * Elf_Data of a foreign compressed section is converted, and libdw
- * keeps those as they were.
+ * read ourselves. All of a file's sections go into one buffer from
+ * big_zalloc(): libc's debug file inflates to 8.6 MB in seven sections,
+ * and one buffer puts four of those MB on huge pages where one buffer a
+ * section put two, the rest faulted in 4 KB at a time (docs/design.md
+ * §6.9). Only files in the host's byte order: libelf's Elf_Data of a
+ * foreign compressed section is converted, and libdw keeps those as
+ * they were.
  */
 static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 {
 	static const union { u16 v; u8 b[2]; } host = { 1 };
+	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
+		sizeof(Elf64_Chdr);
 	struct libdeflate_decompressor *z;
 	const char *ident = elf_getident(elf, NULL);
+	struct zsec zs[ZSECS_MAX], *big_one = NULL;
 	Elf_Scn *scn = NULL;
-	size_t shstr, total = 0, off = 0;
+	size_t shstr, total = 0, off = 0, n = 0, i;
 	int mapped = -1; /* drop_compressed() */
-	bool big, used = false;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	GElf_Chdr ch;
+	bool big, used = false, split = false;
+	pthread_t th;
 	u8 *buf;
 
 	hide_unused_dwarf(elf);
 	if (!ident || ident[EI_DATA] != (host.b[0] ? ELFDATA2LSB : ELFDATA2MSB) ||
 	    elf_getshdrstrndx(elf, &shstr))
 		return;
-	/* Each size is at most SIZE_MAX / 4 (scn_to_inflate), a file has
-	 * fewer than 2^16 sections worth taking: stop short of overflow. */
-	while ((scn = elf_nextscn(elf, scn)))
-		if (scn_to_inflate(elf, shstr, scn, &sh, &ch, &data)) {
-			if (total > SIZE_MAX / 2 - ch.ch_size - ZSLICE_ALIGN)
-				return;
-			total = ((total + ZSLICE_ALIGN - 1) & ~(size_t)(ZSLICE_ALIGN - 1)) +
-				ch.ch_size;
-		}
-	if (!total ||
+	/* Each size is at most SIZE_MAX / 4 (scn_to_inflate) and there are
+	 * at most ZSECS_MAX of them: stop short of overflow all the same. */
+	while (n < ZSECS_MAX && (scn = elf_nextscn(elf, scn))) {
+		struct zsec *e = &zs[n];
+
+		if (!scn_to_inflate(elf, shstr, scn, &e->sh, &e->ch, &e->data))
+			continue;
+		if (total > SIZE_MAX / 2 - e->ch.ch_size - ZSLICE_ALIGN)
+			return;
+		e->scn = scn;
+		e->in = (const char *)e->data->d_buf + hdr;
+		e->in_len = e->data->d_size - hdr;
+		off = (total + ZSLICE_ALIGN - 1) & ~(size_t)(ZSLICE_ALIGN - 1);
+		total = off + e->ch.ch_size;
+		e->at = off;
+		if (!big_one || e->ch.ch_size > big_one->ch.ch_size)
+			big_one = e;
+		n++;
+	}
+	if (!n ||
 	    ensure_mem((void **)&d->zbufs, &d->zcap, sizeof(*d->zbufs), d->nzbufs + 1) ||
 	    !(z = libdeflate_alloc_decompressor()))
 		return;
@@ -802,16 +851,20 @@ static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 		libdeflate_free_decompressor(z);
 		return;
 	}
-	/* The same sections in the same order: nothing above changed them. */
-	while ((scn = elf_nextscn(elf, scn)))
-		if (scn_to_inflate(elf, shstr, scn, &sh, &ch, &data)) {
-			off = (off + ZSLICE_ALIGN - 1) & ~(size_t)(ZSLICE_ALIGN - 1);
-			if (off + ch.ch_size > total)
-				break;
-			used |= inflate_scn(z, elf, scn, &sh, &ch, data, buf + off, &mapped);
-			off += ch.ch_size;
-		}
+	for (i = 0; i < n; i++)
+		zs[i].out = buf + zs[i].at;
+	/* Without a thread (none to be had) the main one inflates it too. */
+	if (big_one->ch.ch_size >= ZSPLIT_MIN && total - big_one->ch.ch_size >= ZSPLIT_MIN)
+		split = !pthread_create(&th, NULL, zsec_thread, big_one);
+	for (i = 0; i < n; i++)
+		if (!split || &zs[i] != big_one)
+			zsec_inflate(&zs[i], z);
+	if (split)
+		pthread_join(th, NULL);
 	libdeflate_free_decompressor(z);
+	/* libelf from this thread only, in section order. */
+	for (i = 0; i < n; i++)
+		used |= zsec_install(elf, &zs[i], &mapped);
 	if (used)
 		d->zbufs[d->nzbufs++] = (struct zbuf){ buf, total, big };
 	else

@@ -573,6 +573,82 @@ static void test_compressed(void)
 	dlclose(fx.h);
 }
 
+/* What the split test needs: symbols.c's ZSPLIT_MIN. */
+#define SPLIT_MIN ((size_t)256 << 10)
+
+/* The inflated size of each SHF_COMPRESSED section of @path that
+ * symbols.c inflates (its used_dwarf_scn()): the largest in *@big, the
+ * others summed in *@rest. */
+static void compressed_sizes(const char *path, size_t *big, size_t *rest)
+{
+	static const char *const used[] = {
+		".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
+		".debug_line_str", ".debug_rnglists", ".debug_aranges",
+		".debug_addr", ".debug_str_offsets", ".debug_ranges", ".debug_frame"
+	};
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	const char *n;
+	size_t shstr, i, all = 0;
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+	Elf *elf;
+
+	*big = *rest = 0;
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getshdrstrndx(elf, &shstr))
+		while ((scn = elf_nextscn(elf, scn)))
+			if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
+			    (n = elf_strptr(elf, shstr, sh.sh_name)) && gelf_getchdr(scn, &ch))
+				for (i = 0; i < sizeof(used) / sizeof(used[0]); i++)
+					if (!strcmp(n, used[i])) {
+						all += ch.ch_size;
+						if (ch.ch_size > *big)
+							*big = ch.ch_size;
+					}
+	*rest = all - *big;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+/*
+ * Compressed sections big enough that symbols.c inflates the largest on
+ * a thread of its own and the others at once on this one (both parts
+ * at least SPLIT_MIN): symtest.c with a generated pad.c of struct types
+ * whose long member names fill .debug_str and .debug_info. The frames,
+ * files and lines are those of the uncompressed build.
+ */
+static void test_compressed_split(void)
+{
+	char pad[600], flags[700], so[600];
+	size_t big, rest;
+	FILE *f;
+	int i, j;
+
+	snprintf(pad, sizeof(pad), "%s/pad.c", tmpdir);
+	f = fopen(pad, "w");
+	T(f != NULL);
+	if (!f)
+		return;
+	for (i = 0; i < 2500; i++) {
+		fprintf(f, "struct pad_type_%d {", i);
+		for (j = 0; j < 8; j++)
+			fprintf(f, " long pad_member_%d_%d_named_at_length_for_debug_str;", i, j);
+		fprintf(f, " };\nstruct pad_type_%d pad_var_%d;\n", i, i);
+	}
+	T_EQ_INT(fclose(f), 0);
+	snprintf(flags, sizeof(flags), "-gz=zlib %s", pad);
+	test_c_fixture("cc", flags, "c_gz_split");
+	snprintf(so, sizeof(so), "%s/libc_gz_split.so", tmpdir);
+	compressed_sizes(so, &big, &rest);
+	T(big >= SPLIT_MIN);
+	T(rest >= SPLIT_MIN);
+}
+
 static int resolve_sym(struct sym_ctx *ctx, struct sym_dso *dso,
 		       const char *so, void *h, const char *sym, u64 delta,
 		       struct sym_frame *fr)
@@ -1211,6 +1287,7 @@ int main(void)
 	test_c_fixture("cc", "-gdwarf-4", "c_dwarf4");
 	test_c_fixture("cc", "-gz=zlib", "c_gz");
 	test_compressed();
+	test_compressed_split();
 	if (!run("clang --version >/dev/null 2>&1"))
 		test_c_fixture("clang", "", "c_clang");
 	test_build_ids();
