@@ -387,8 +387,11 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	bool interp_dso = py_is_interpreter_dso(path);
 	int n, i, err;
 
+	/* The frame cache asks once per (DSO, offset, return): on its own
+	 * the symbolizer needs no cache of its own. The shared one keeps
+	 * it, for the other sessions' frame caches. */
 	n = c->rlock ? shared_resolve(c, dso, b, frames) :
-		sym_resolve(c->sym, dso, b >> 1, b & 1, frames);
+		sym_resolve_once(c->sym, dso, b >> 1, b & 1, frames);
 	if (n < 0)
 		return n;
 	if (!n) {

@@ -1360,6 +1360,22 @@ static int cache_put(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
 	return 0;
 }
 
+int sym_resolve_once(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
+		     bool is_return, struct sym_frame *frames)
+{
+	int err;
+
+	ctx->stats.resolves++;
+	if (!dso)
+		return 0;
+	if (!dso->opened && (err = dso_open(ctx, dso)))
+		return err;
+	if (!dso->found)
+		return 0;
+	ctx->stats.cache_misses++;
+	return resolve_uncached(ctx, dso, file_off, is_return, frames);
+}
+
 int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 		bool is_return, struct sym_frame *frames)
 {

@@ -290,6 +290,7 @@ static void test_c_fixture(const char *cc, const char *flags, const char *tag)
 	struct fixture fx;
 	struct sym_ctx *ctx;
 	int (*fn)(void);
+	u64 miss;
 	u8 bid[20];
 	int n, n2;
 
@@ -327,7 +328,17 @@ static void test_c_fixture(const char *cc, const char *flags, const char *tag)
 	n2 = sym_resolve(ctx, dso, file_off(fx.so, fx.ras[2]), true, fr2);
 	T_EQ_INT(n, n2);
 	T(n > 0 && !memcmp(fr, fr2, sizeof(fr[0]) * (size_t)n));
+	/* So do uncached ones (stacks.c's), each resolved anew. */
 	sym_ctx_stats(ctx, &st);
+	miss = st.cache_misses;
+	n2 = sym_resolve_once(ctx, dso, file_off(fx.so, fx.ras[2]), true, fr2);
+	T_EQ_INT(n, n2);
+	T(n > 0 && !memcmp(fr, fr2, sizeof(fr[0]) * (size_t)n));
+	n2 = sym_resolve_once(ctx, dso, file_off(fx.so, fx.ras[2]), true, fr2);
+	T_EQ_INT(n, n2);
+	T(n > 0 && !memcmp(fr, fr2, sizeof(fr[0]) * (size_t)n));
+	sym_ctx_stats(ctx, &st);
+	T_EQ_INT(st.cache_misses, miss + 2);
 	T(st.cache_misses < st.resolves);
 	T_EQ_INT(st.dsos, 2);
 	T_EQ_INT(cap.warnings, 0);
