@@ -138,8 +138,8 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 /* sym_resolve() that neither asks nor fills the cache: for a caller that
  * keeps its own and asks once per (dso, file_off, is_return), the frame
  * cache of stacks.c, where the cache only cost a miss and a copy for
- * each distinct address (issue 16). The frames' strings live as long as
- * @ctx, as sym_resolve()'s do. */
+ * each distinct address (docs/design.md §6.10). The frames' strings live
+ * as long as @ctx, as sym_resolve()'s do. */
 int sym_resolve_once(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 		     bool is_return, struct sym_frame *frames);
 

@@ -5,6 +5,8 @@
  * one callchain and across callchains is named from the maps its
  * process had at the sample's time, by its own process, and counted
  * once per frame in the statistics, whatever the memo already holds.
+ * And the session's callchain cache in front of both, resting where
+ * chains do not repeat (libconv/session.c, docs/design.md §6.10).
  *
  * The images are built with tests/lib/recbuild.c; the libraries named
  * in the maps do not exist, so every frame prints as `ADDR (lib)` (an
@@ -130,9 +132,74 @@ static void test_memo_churn(void)
 	rb_free(&img);
 }
 
+/* session.c's callchain cache policy: a window of CHAIN_WIN lookups
+ * with fewer than a quarter found makes it rest CHAIN_REST samples. */
+#define CHAIN_WIN 4096
+#define CHAIN_REST (8 * CHAIN_WIN)
+
+/*
+ * The callchain cache at rest and back (session.c, issue 16). NA chains
+ * never seen twice: the first CHAIN_WIN lookups all miss, so the cache
+ * rests for CHAIN_REST samples, the last NA - CHAIN_WIN of these and
+ * most of what follows: NB samples over NREP chains. Every stack is
+ * built while it rests, and once it looks again each repeated chain is
+ * built once more and then found. The frame count (frames are counted
+ * as a stack is built, not when the cache gives one) tells which
+ * samples were built; the output is the same whichever way a sample
+ * went: each distinct chain once, each repeated one NB / NREP times.
+ */
+static void test_chain_rest(void)
+{
+	enum { NA = 5000, NB = 40000, NREP = 8, DEPTH = 3 };
+	struct perfspy_stats st = { .sz = sizeof(st) };
+	struct rb d = { 0 }, img = { 0 };
+	struct perf_event_attr a;
+	uint64_t chain[DEPTH + 1] = { CTX_USER, 0, 0x400008, 0x400008 };
+	unsigned i, ones = 0, reps = 0, lines = 0;
+	char *out, *line, want[32];
+	uint64_t built;
+
+	rb_default_attr(&a);
+	rb_comm(&d, 100, 100, "prog", 1, 1);
+	rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/lib", 2);
+	for (i = 0; i < NA; i++) {
+		chain[1] = 0x400010 + 0x10 * (uint64_t)i;
+		rb_sample(&d, 100, 100, 10 + i, chain, DEPTH + 1, 1);
+	}
+	for (i = 0; i < NB; i++) {
+		chain[1] = 0x4f0000 + 0x10 * (uint64_t)(i % NREP);
+		rb_sample(&d, 100, 100, 10 + NA + i, chain, DEPTH + 1, 1);
+	}
+	rb_round(&d);
+	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
+	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_INT(st.samples_kept, NA + NB);
+	/* All of NA, the repeated ones while the cache rests, then each
+	 * repeated chain once more. */
+	built = NA + (CHAIN_REST - (NA - CHAIN_WIN)) + NREP;
+	T_EQ_INT(st.frames, built * DEPTH);
+	snprintf(want, sizeof(want), " %u\n", NB / NREP);
+	for (line = out; line && *line; line = strchr(line, '\n') + 1) {
+		size_t n = strcspn(line, "\n");
+
+		lines++;
+		ones += n > 2 && !strncmp(line + n - 2, " 1", 2);
+		reps += n > strlen(want) - 1 &&
+			!strncmp(line + n - (strlen(want) - 1), want, strlen(want) - 1) &&
+			!strncmp(line, "0x400008 (lib);0x400008 (lib);0x4f", 34);
+	}
+	T_EQ_INT(lines, NA + NREP);
+	T_EQ_INT(ones, NA);
+	T_EQ_INT(reps, NREP);
+	free(out);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 int main(void)
 {
 	test_memo_maps();
 	test_memo_churn();
+	test_chain_rest();
 	TEST_MAIN_END();
 }
