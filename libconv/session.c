@@ -39,15 +39,20 @@
  * and over (unique chains are 7-25% of samples, docs/design.md
  * §6.2), so a chain seen before in the same process, thread and maps goes
  * straight to its folded stack. The key is two independent 64-bit hashes
- * of the chain and its context (a false match needs a 127-bit
- * collision: the table keeps h1 with its top bit set, htab_tag); the
- * process's map generation makes entries stale when its maps change.
+ * of the chain and its context, of which an entry keeps 95 bits (a false
+ * match needs them all to collide: the table keeps h1 with its top bit
+ * set, htab_tag, and the entry the low half of h2; at a million chains
+ * that is one chance in 10^16); the process's map generation makes
+ * entries stale when its maps change. 16 bytes an entry: a power of
+ * two, so no slot straddles two cache lines and the table's sizes are
+ * whole huge pages (docs/design.md §6.10).
  */
 struct chain_ent {
 	u64 h1; /* the table's hash word */
-	u64 h2;
+	u32 h2;
 	u32 stack;
 };
+_Static_assert(sizeof(struct chain_ent) == 16, "callchain cache slots: 16 bytes");
 
 /*
  * The cache pays where chains repeat. Where they do not, each sample
@@ -390,7 +395,7 @@ static void chain_key(const struct perfspy_session *s, const struct rec_sample *
 
 static bool chain_eq(const void *ent, const void *key)
 {
-	return ((const struct chain_ent *)ent)->h2 == *(const u64 *)key;
+	return ((const struct chain_ent *)ent)->h2 == (u32)*(const u64 *)key;
 }
 
 /* The entry of (@h1, @h2): used if the chain was seen, else free for
@@ -514,7 +519,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 	}
 	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
 	if (!err) {
-		ce->h2 = h2;
+		ce->h2 = (u32)h2;
 		htab_claim(&s->chains, ce, h1);
 		/* docs/output.md §8: the speedscope writer's time order. */
 		err = fold_timeline_add(s->folder, smp->time, smp->has_time,

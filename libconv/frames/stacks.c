@@ -40,14 +40,18 @@ struct stk_cache_ent {
 	u32 first; /* into fids */
 	u16 nr;
 	u8 kind;
-	/* FK_DSO with no symbol: its text is the address @ip of the sample
-	 * that resolved it, so other addresses of that offset (the same
-	 * library at another address, in another process) get their own
-	 * FK_RAW entry: the text never depends on which sample came first
-	 * (issue 16: -j N sessions see samples in another order). */
+	/* FK_DSO with no symbol: its text is the address of the sample
+	 * that resolved it (stk_ctx.raw_ips, by @first), so other addresses
+	 * of that offset (the same library at another address, in another
+	 * process) get their own FK_RAW entry: the text never depends on
+	 * which sample came first (issue 16: -j N sessions see samples in
+	 * another order). That address is kept outside the entry so that
+	 * entries are 32 bytes: a power of two, so a slot never straddles
+	 * two cache lines and the table's sizes are whole huge pages
+	 * (docs/design.md §6.10). */
 	bool raw;
-	u64 ip;
 };
+_Static_assert(sizeof(struct stk_cache_ent) == 32, "frame cache slots: 32 bytes");
 
 struct stk_cache_key {
 	u64 a, b;
@@ -105,6 +109,7 @@ void stk_shed(struct stk_ctx *c)
 	free(c->memo);
 	c->memo = NULL;
 	htab_free(&c->cache);
+	idmap_free(&c->raw_ips);
 	free(c->fids);
 	free(c->fflags);
 	free(c->stack);
@@ -596,10 +601,16 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 		if (err)
 			return err;
 		e->raw = c->raw;
-		e->ip = ip;
+		if (e->raw) {
+			u64 *v = idmap_put(&c->raw_ips, e->first);
+
+			if (!v)
+				return -ENOMEM;
+			*v = ip;
+		}
 		htab_claim(&c->cache, e, h);
 	}
-	if (e->raw && e->ip != ip) {
+	if (e->raw && *idmap_get(&c->raw_ips, e->first) != ip) {
 		u8 fl = c->fflags[e->first];
 
 		if (!(e = cache_probe(c, a, ip, FK_RAW, &h)))

@@ -41,6 +41,7 @@ struct stk_ctx {
 	struct stk_opts o;
 
 	struct htab cache; /* struct stk_cache_ent */
+	struct idmap raw_ips; /* an FK_DSO entry without a symbol: first -> ip */
 	u32 *fids;  /* frame ids of all cached entries */
 	u8 *fflags; /* flags per id */
 	size_t nr_fids, cap_fids, cap_fflags;

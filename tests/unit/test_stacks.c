@@ -132,6 +132,41 @@ static void test_memo_churn(void)
 	rb_free(&img);
 }
 
+/*
+ * A library with no symbols, mapped at two addresses by two processes:
+ * one offset is one frame cache entry, named by the address of the
+ * sample that resolved it, and the other process's address gets a frame
+ * of its own (kept beside the entry, stacks.c's raw_ips).
+ */
+static void test_raw_addresses(void)
+{
+	static const uint64_t at4[] = { CTX_USER, 0x400100 };
+	static const uint64_t at5[] = { CTX_USER, 0x500100 };
+	struct perfspy_stats st = { .sz = sizeof(st) };
+	struct rb d = { 0 }, img = { 0 };
+	struct perf_event_attr a;
+	char *out;
+
+	rb_default_attr(&a);
+	rb_comm(&d, 100, 100, "p1", 1, 1);
+	rb_comm(&d, 200, 200, "p2", 1, 1);
+	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/x", 2);
+	rb_mmap2(&d, 200, 0x500000, 0x1000, 0, "/nonexistent/x", 2);
+	rb_sample(&d, 100, 100, 10, at4, 2, 1);
+	rb_sample(&d, 200, 200, 11, at5, 2, 1);
+	rb_sample(&d, 100, 100, 12, at4, 2, 1);
+	rb_sample(&d, 200, 200, 13, at5, 2, 1);
+	rb_sample(&d, 200, 200, 14, at5, 2, 1);
+	rb_round(&d);
+	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
+	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_STR(out, "0x400100 (x) 2\n0x500100 (x) 3\n");
+	T_EQ_INT(st.frames_unknown, 2);
+	free(out);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 /* session.c's callchain cache policy: a window of CHAIN_WIN lookups
  * with fewer than a quarter found makes it rest CHAIN_REST samples. */
 #define CHAIN_WIN 4096
@@ -200,6 +235,7 @@ int main(void)
 {
 	test_memo_maps();
 	test_memo_churn();
+	test_raw_addresses();
 	test_chain_rest();
 	TEST_MAIN_END();
 }
