@@ -376,29 +376,72 @@ static int add_sym(struct sym_dso *dso, size_t *cap, const GElf_Sym *s,
 	return 0;
 }
 
+/*
+ * The string table of a symbol table, when its bytes can be read in
+ * place: an uncompressed SHT_STRTAB whose data is the whole section and
+ * ends in a NUL, so that every offset below its size starts a string
+ * that ends inside it (what elf_strptr() checks on each call). NULL
+ * otherwise, and the caller asks elf_strptr().
+ */
+static const char *plain_strtab(Elf *elf, size_t ndx, size_t *size)
+{
+	Elf_Scn *scn = elf_getscn(elf, ndx);
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    (sh.sh_flags & SHF_COMPRESSED) || !(d = elf_getdata(scn, NULL)) ||
+	    !d->d_buf || !d->d_size || d->d_size != sh.sh_size ||
+	    ((const char *)d->d_buf)[d->d_size - 1])
+		return NULL;
+	*size = d->d_size;
+	return d->d_buf;
+}
+
 static int add_symtab(struct sym_dso *dso, size_t *cap, Elf *elf,
 		      Elf_Scn *scn, const GElf_Shdr *sh,
 		      const struct scn_info *si, size_t nscn)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t cnt = sh->sh_size / sh->sh_entsize, i;
+	size_t cnt = sh->sh_size / sh->sh_entsize, i, strsz = 0;
+	const Elf64_Sym *raw = NULL;
+	const char *strs, *name;
 	GElf_Sym s;
 	int type, err;
 
 	if (!data)
 		return 0;
+	/* A 64-bit file's symbols as libelf hands them over (in the host's
+	 * byte order, ELF_T_SYM), read in place instead of copied out one
+	 * by one: a system-wide profile opens symbol tables of 10^5
+	 * symbols (cc1, libLLVM; issue 16). */
+	if (gelf_getclass(elf) == ELFCLASS64 && data->d_type == ELF_T_SYM && data->d_buf &&
+	    data->d_size / sizeof(Elf64_Sym) >= cnt)
+		raw = data->d_buf;
+	strs = plain_strtab(elf, sh->sh_link, &strsz);
 	for (i = 1; i < cnt; i++) {
-		if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-		    s.st_shndx >= SHN_LORESERVE || s.st_shndx >= nscn)
+		if (raw) {
+			s.st_name = raw[i].st_name;
+			s.st_info = raw[i].st_info;
+			s.st_other = raw[i].st_other;
+			s.st_shndx = raw[i].st_shndx;
+			s.st_value = raw[i].st_value;
+			s.st_size = raw[i].st_size;
+		} else if (!gelf_getsym(data, (int)i, &s)) {
+			continue;
+		}
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || s.st_shndx >= nscn)
 			continue;
 		type = GELF_ST_TYPE(s.st_info);
 		/* Functions, and untyped labels in code (hand-written asm). */
 		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
 		    !(type == STT_NOTYPE && si[s.st_shndx].exec))
 			continue;
-		err = add_sym(dso, cap, &s,
-			      elf_strptr(elf, sh->sh_link, s.st_name),
-			      &si[s.st_shndx]);
+		if (strs)
+			name = s.st_name < strsz ? strs + s.st_name : NULL;
+		else
+			name = elf_strptr(elf, sh->sh_link, s.st_name);
+		err = add_sym(dso, cap, &s, name, &si[s.st_shndx]);
 		if (err)
 			return err;
 	}
