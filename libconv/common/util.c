@@ -85,22 +85,21 @@ struct ukey {
 	size_t idx;
 };
 
-void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
-		  int (*cmp)(const void *, const void *))
+size_t *xsort_u64key_order(const void *base, size_t n, size_t size, size_t key_off,
+			   int (*cmp)(const void *, const void *))
 {
-	struct ukey *keys = NULL, *a, *b, *t;
-	size_t cnt[256], i, j, shift;
-	char *p = base, *out = NULL, tmp[256];
+	struct ukey *keys, *a, *b, *t;
+	size_t cnt[256], i, j, shift, *order, tmp;
+	const char *p = base;
 
-	if (n >= 256 && size <= sizeof(tmp) && n <= SIZE_MAX / 2 / sizeof(*keys)) {
-		keys = malloc(2 * n * sizeof(*keys));
-		out = xreallocarray(NULL, n, size);
-	}
-	if (!keys || !out) {
+	if (n > SIZE_MAX / 2 / sizeof(*keys))
+		return NULL;
+	keys = malloc(2 * n * sizeof(*keys) + 1);
+	order = xreallocarray(NULL, n + 1, sizeof(*order));
+	if (!keys || !order) {
 		free(keys);
-		free(out);
-		xqsort(base, n, size, cmp);
-		return;
+		free(order);
+		return NULL;
 	}
 	a = keys;
 	b = keys + n;
@@ -108,7 +107,7 @@ void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
 		memcpy(&a[i].key, p + i * size + key_off, sizeof(u64));
 		a[i].idx = i;
 	}
-	for (shift = 0; shift < 64; shift += 8) {
+	for (shift = 0; n && shift < 64; shift += 8) {
 		memset(cnt, 0, sizeof(cnt));
 		for (i = 0; i < n; i++)
 			cnt[(a[i].key >> shift) & 0xff]++;
@@ -126,24 +125,44 @@ void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
 		a = b;
 		b = t;
 	}
-	for (i = 0; i < n; i++)
-		memcpy(out + i * size, p + a[i].idx * size, size);
-	memcpy(p, out, n * size);
-	free(out);
-	free(keys);
 	/* Runs of one key, by the rest of @cmp (stable: only strictly
 	 * greater elements move). */
+	for (i = 0; i < n; i++)
+		order[i] = a[i].idx;
 	for (i = 1; i < n; i++) {
-		if (memcmp(p + i * size + key_off, p + (i - 1) * size + key_off, sizeof(u64)) ||
-		    cmp(p + (i - 1) * size, p + i * size) <= 0)
+		if (a[i].key != a[i - 1].key ||
+		    cmp(p + order[i - 1] * size, p + order[i] * size) <= 0)
 			continue;
-		memcpy(tmp, p + i * size, size);
-		for (j = i; j > 0 && !memcmp(p + (j - 1) * size + key_off, tmp + key_off, sizeof(u64)) &&
-			    cmp(p + (j - 1) * size, tmp) > 0; j--)
-			;
-		memmove(p + (j + 1) * size, p + j * size, (i - j) * size);
-		memcpy(p + j * size, tmp, size);
+		tmp = order[i];
+		for (j = i; j > 0 && a[j - 1].key == a[i].key &&
+			    cmp(p + order[j - 1] * size, p + tmp * size) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = tmp;
 	}
+	free(keys);
+	return order;
+}
+
+void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
+		  int (*cmp)(const void *, const void *))
+{
+	size_t *order = NULL, i;
+	char *p = base, *out = NULL;
+
+	if (n >= 256) {
+		order = xsort_u64key_order(base, n, size, key_off, cmp);
+		out = order ? xreallocarray(NULL, n, size) : NULL;
+	}
+	if (!out) {
+		free(order);
+		xqsort(base, n, size, cmp);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(out + i * size, p + order[i] * size, size);
+	memcpy(p, out, n * size);
+	free(out);
+	free(order);
 }
 
 int ensure_mem_grow(void **data, size_t *cap, size_t elem, size_t need)

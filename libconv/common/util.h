@@ -223,6 +223,11 @@ void xqsort(void *base, size_t n, size_t size,
  */
 void xsort_u64key(void *base, size_t n, size_t size, size_t key_off,
 		  int (*cmp)(const void *, const void *));
+/* The same order as indices into @base (n of them, malloc()ed), the
+ * elements left where they are: for a caller that copies them once into
+ * an array of its own. NULL without memory. */
+size_t *xsort_u64key_order(const void *base, size_t n, size_t size, size_t key_off,
+			   int (*cmp)(const void *, const void *));
 
 /* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
 u64 hash_bytes(const void *p, size_t n, u64 seed);

@@ -540,7 +540,8 @@ static int sym_cmp(const void *pa, const void *pb)
 
 static int load_symbols(struct sym_dso *dso)
 {
-	size_t cap = 0, i, n = 0;
+	size_t cap = 0, i, n = 0, *order;
+	struct sym_ent *best;
 	int err = 0;
 
 	if (dso->elf)
@@ -549,11 +550,31 @@ static int load_symbols(struct sym_dso *dso)
 		err = add_elf_syms(dso, &cap, dso->dbg);
 	if (err || !dso->nsyms)
 		return err;
-	xsort_u64key(dso->syms, dso->nsyms, sizeof(*dso->syms),
-		     offsetof(struct sym_ent, addr), sym_cmp);
-	for (i = 0; i < dso->nsyms; i++) /* keep the best per address */
-		if (!n || dso->syms[n - 1].addr != dso->syms[i].addr)
-			dso->syms[n++] = dso->syms[i];
+	/* Sorted by address, keeping the best symbol of each: copied once
+	 * in that order into a new array, rather than sorted in place (a
+	 * gather and a copy back) and then compacted (issue 16: 35,000
+	 * symbols of 40 bytes for libLLVM). Without memory for that, in
+	 * place. */
+	order = xsort_u64key_order(dso->syms, dso->nsyms, sizeof(*dso->syms),
+				   offsetof(struct sym_ent, addr), sym_cmp);
+	best = order ? xreallocarray(NULL, dso->nsyms, sizeof(*best)) : NULL;
+	if (best) {
+		for (i = 0; i < dso->nsyms; i++) {
+			const struct sym_ent *e = &dso->syms[order[i]];
+
+			if (!n || best[n - 1].addr != e->addr)
+				best[n++] = *e;
+		}
+		free(dso->syms);
+		dso->syms = best;
+	} else {
+		xsort_u64key(dso->syms, dso->nsyms, sizeof(*dso->syms),
+			     offsetof(struct sym_ent, addr), sym_cmp);
+		for (i = 0; i < dso->nsyms; i++) /* keep the best per address */
+			if (!n || dso->syms[n - 1].addr != dso->syms[i].addr)
+				dso->syms[n++] = dso->syms[i];
+	}
+	free(order);
 	dso->nsyms = n;
 	for (i = 0; i + 1 < n; i++)
 		if (!dso->syms[i].sized && dso->syms[i].end > dso->syms[i + 1].addr)

@@ -7,8 +7,9 @@
  * input order shows. xsort_u64key (the symbol tables' radix sort): the
  * order a stable sort by its comparison gives, with 64-bit keys that
  * differ in low, middle and high bytes, ties on the key broken by a
- * second field, and ties on both kept in input order. big_zalloc: zeroed
- * memory either way; from one transparent huge page up a mapping that
+ * second field, and ties on both kept in input order; the same order as
+ * indices from xsort_u64key_order, also below xsort_u64key's radix size.
+ * big_zalloc: zeroed memory either way; from one transparent huge page up a mapping that
  * starts on a huge page boundary, whose whole huge pages are marked
  * MADV_HUGEPAGE and whose shorter tail is not; calloc() below that,
  * without huge pages and under a sanitizer (docs/design.md §6.9).
@@ -95,7 +96,7 @@ static int sym_cmp2(const void *a, const void *b)
 static void check_u64key(size_t n, u64 spread, unsigned seed)
 {
 	struct sym *v = calloc(n, sizeof(*v)), *ref = calloc(n, sizeof(*ref));
-	size_t i;
+	size_t i, *order;
 
 	T(v && ref);
 	srand(seed);
@@ -107,6 +108,13 @@ static void check_u64key(size_t n, u64 spread, unsigned seed)
 	}
 	memcpy(ref, v, n * sizeof(*v));
 	qsort(ref, n, sizeof(*ref), sym_cmp2); /* glibc's: a stable merge sort */
+	/* The order alone, the elements left in place: any n. */
+	order = xsort_u64key_order(v, n, sizeof(*v), offsetof(struct sym, addr), sym_cmp2);
+	T(order != NULL);
+	for (i = 0; order && i < n && !memcmp(&v[order[i]], &ref[i], sizeof(*v)); i++)
+		;
+	T_EQ_INT(i, n);
+	free(order);
 	xsort_u64key(v, n, sizeof(*v), offsetof(struct sym, addr), sym_cmp2);
 	T(!memcmp(v, ref, n * sizeof(*v)));
 	free(v);
