@@ -108,13 +108,13 @@ static size_t thp_size(void)
 
 /*
  * Grow the heap by one block, mark the whole huge pages inside it (of
- * @hp bytes, thp_size()) MADV_HUGEPAGE and free it: the block joins the top chunk, which
- * malloc() carves every later block from, so the heap's first
- * HEAP_THP_RESERVE bytes fault in 2 MB pages. One block, with mmap()
- * off for it (M_MMAP_MAX 0), because malloc() writes a header at a
- * block's start: a page touched before the madvise() keeps its 2 MB
- * range on 4 KB pages, so a row of smaller blocks would leave one such
- * range at each header. The top chunk is never trimmed (M_TRIM_THRESHOLD
+ * @hp bytes, thp_size()) MADV_HUGEPAGE and free it: the block joins the
+ * top chunk, which malloc() carves every later block from, so the
+ * heap's first HEAP_THP_RESERVE bytes fault in 2 MB pages. One block,
+ * with mmap() off for it (M_MMAP_MAX 0), because malloc() writes a
+ * header at a block's start: a page touched before the madvise() keeps
+ * its 2 MB range on 4 KB pages, so a row of smaller blocks would leave
+ * one such range at each header. The top chunk is never trimmed (M_TRIM_THRESHOLD
  * is at its maximum, set before this runs), so the range stays ours.
  * Nothing is unmapped: a failed step leaves the heap as it would have
  * grown anyway.

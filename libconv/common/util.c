@@ -125,10 +125,10 @@ size_t *xsort_u64key_order(const void *base, size_t n, size_t size, size_t key_o
 		a = b;
 		b = t;
 	}
-	/* Runs of one key, by the rest of @cmp (stable: only strictly
-	 * greater elements move). */
 	for (i = 0; i < n; i++)
 		order[i] = a[i].idx;
+	/* Runs of one key, by the rest of @cmp (stable: only strictly
+	 * greater elements move). */
 	for (i = 1; i < n; i++) {
 		if (a[i].key != a[i - 1].key ||
 		    cmp(p + order[i - 1] * size, p + order[i] * size) <= 0)

@@ -759,28 +759,6 @@ static void drop_compressed(Elf *elf, int *mapped, const void *p, size_t n)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-/*
- * A section prepare_dwarf() inflates: a used DWARF section (not in a
- * group), SHF_COMPRESSED with zlib (gABI "Compression Headers"), whose
- * sizes make sense. *@ch gets its header, *@data its compressed bytes.
- */
-static bool scn_to_inflate(Elf *elf, size_t shstr, Elf_Scn *scn, GElf_Shdr *sh,
-			   GElf_Chdr *ch, Elf_Data **data)
-{
-	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
-		sizeof(Elf64_Chdr);
-	const char *name;
-
-	return gelf_getshdr(scn, sh) && sh->sh_type != SHT_NOBITS &&
-	       (sh->sh_flags & SHF_COMPRESSED) && !(sh->sh_flags & SHF_GROUP) &&
-	       (name = elf_strptr(elf, shstr, sh->sh_name)) && used_dwarf_scn(name) &&
-	       gelf_getchdr(scn, ch) && ch->ch_type == ELFCOMPRESS_ZLIB &&
-	       (*data = elf_getdata(scn, NULL)) && (*data)->d_buf &&
-	       (*data)->d_size > hdr && ch->ch_size &&
-	       /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
-	       ch->ch_size / 1032 <= (*data)->d_size && ch->ch_size <= SIZE_MAX / 4;
-}
-
 /* One section of scn_to_inflate() on its way into a file's buffer. */
 struct zsec {
 	Elf_Scn *scn;
@@ -793,6 +771,35 @@ struct zsec {
 	u8 *out;        /* ch.ch_size bytes there */
 	bool ok;        /* inflated to exactly ch.ch_size bytes */
 };
+
+/*
+ * Whether prepare_dwarf() inflates @scn: a used DWARF section (not in a
+ * group), SHF_COMPRESSED with zlib (gABI "Compression Headers"), whose
+ * sizes make sense. If so, @zs gets the section, its headers, its data
+ * and its deflate stream.
+ */
+static bool scn_to_inflate(Elf *elf, size_t shstr, Elf_Scn *scn, struct zsec *zs)
+{
+	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
+		sizeof(Elf64_Chdr);
+	const char *name;
+	Elf_Data *data;
+
+	if (!gelf_getshdr(scn, &zs->sh) || zs->sh.sh_type == SHT_NOBITS ||
+	    !(zs->sh.sh_flags & SHF_COMPRESSED) || (zs->sh.sh_flags & SHF_GROUP) ||
+	    !(name = elf_strptr(elf, shstr, zs->sh.sh_name)) || !used_dwarf_scn(name) ||
+	    !gelf_getchdr(scn, &zs->ch) || zs->ch.ch_type != ELFCOMPRESS_ZLIB ||
+	    !(data = elf_getdata(scn, NULL)) || !data->d_buf || data->d_size <= hdr ||
+	    !zs->ch.ch_size ||
+	    /* deflate expands at most 1032:1 (zlib's "Compression ratio") */
+	    zs->ch.ch_size / 1032 > data->d_size || zs->ch.ch_size > SIZE_MAX / 4)
+		return false;
+	zs->scn = scn;
+	zs->data = data;
+	zs->in = (const char *)data->d_buf + hdr;
+	zs->in_len = data->d_size - hdr;
+	return true;
+}
 
 /* Inflate @zs with libdeflate, about twice as fast as libelf's zlib
  * inflate. Reads the stream and writes zs->out only: no libelf call, so
@@ -872,8 +879,6 @@ static bool zsec_install(Elf *elf, struct zsec *zs, int *mapped)
 static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 {
 	static const union { u16 v; u8 b[2]; } host = { 1 };
-	size_t hdr = gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) :
-		sizeof(Elf64_Chdr);
 	struct libdeflate_decompressor *z;
 	const char *ident = elf_getident(elf, NULL);
 	struct zsec zs[ZSECS_MAX], *big_one = NULL;
@@ -893,13 +898,10 @@ static void prepare_dwarf(struct sym_dso *d, Elf *elf)
 	while (n < ZSECS_MAX && (scn = elf_nextscn(elf, scn))) {
 		struct zsec *e = &zs[n];
 
-		if (!scn_to_inflate(elf, shstr, scn, &e->sh, &e->ch, &e->data))
+		if (!scn_to_inflate(elf, shstr, scn, e))
 			continue;
 		if (total > SIZE_MAX / 2 - e->ch.ch_size - ZSLICE_ALIGN)
 			return;
-		e->scn = scn;
-		e->in = (const char *)e->data->d_buf + hdr;
-		e->in_len = e->data->d_size - hdr;
 		off = (total + ZSLICE_ALIGN - 1) & ~(size_t)(ZSLICE_ALIGN - 1);
 		total = off + e->ch.ch_size;
 		e->at = off;
@@ -1447,22 +1449,17 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 	const struct cache_ent *e;
 	int n, err;
 
-	ctx->stats.resolves++;
-	if (!dso)
-		return 0;
-	e = htab_find(&dso->cache, cache_hash(file_off, is_return), cache_eq, &key);
+	e = dso ? htab_find(&dso->cache, cache_hash(file_off, is_return), cache_eq, &key) :
+		NULL;
 	if (e) {
+		ctx->stats.resolves++;
 		if (e->n)
 			memcpy(frames, e->frames, sizeof(*frames) * e->n);
 		return (int)e->n;
 	}
-	if (!dso->opened && (err = dso_open(ctx, dso)))
-		return err;
-	if (!dso->found)
-		return 0;
-	ctx->stats.cache_misses++;
-	n = resolve_uncached(ctx, dso, file_off, is_return, frames);
-	if (n < 0)
+	/* A DSO with no file is not cached: nothing was resolved. */
+	n = sym_resolve_once(ctx, dso, file_off, is_return, frames);
+	if (n < 0 || !dso || !dso->found)
 		return n;
 	err = cache_put(ctx, dso, file_off, is_return, frames, n);
 	return err ? err : n;

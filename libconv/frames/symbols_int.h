@@ -40,6 +40,13 @@ struct seg;
 struct cache_ent;
 struct kern_sym;
 
+/* A file's inflated debug sections, one big_zalloc() buffer. */
+struct zbuf {
+	void *p;
+	size_t n;
+	bool mapped;
+};
+
 struct sym_dso {
 	const char *name;
 	u8 bid[BUILD_ID_MAX];
@@ -59,8 +66,7 @@ struct sym_dso {
 	bool cus_built;
 	struct htab cufns; /* CU DIE offset -> struct cu_fns; lazily set up */
 	u8 *mem_image;      /* our copy of an in-memory ELF ([vdso]) */
-	struct zbuf { void *p; size_t n; bool mapped; } *zbufs; /* debug sections
-								 * we inflated for libdw (big_zalloc) */
+	struct zbuf *zbufs; /* debug sections we inflated for libdw */
 	size_t nzbufs, zcap;
 	Dwarf_CFI *eh_cfi;  /* .eh_frame of the main binary (ours to end) */
 	Dwarf_CFI *dbg_cfi; /* .debug_frame, owned by dw */
