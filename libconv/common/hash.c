@@ -18,6 +18,7 @@ void htab_init(struct htab *t, size_t esz, size_t min_cap)
 
 void htab_free(struct htab *t)
 {
+	big_warm_wait(&t->spare_warm);
 	big_free(t->ents, t->cap * t->esz, t->ents_mapped);
 	big_free(t->spare, t->cap * 2 * t->esz, t->spare_mapped);
 	t->ents = t->spare = NULL;
@@ -51,12 +52,19 @@ int htab_grow(struct htab *t)
 		 * memory, not malloc and memset: fresh memory is zero
 		 * without a touch. Without memory the table still grows
 		 * at half (or fails there). */
-		if (!t->spare)
+		if (!t->spare) {
 			t->spare = big_zalloc(bytes, &t->spare_mapped);
+			/* Huge pages are zeroed when first touched, 2 MB at
+			 * a time: on another CPU while this table fills its
+			 * last eighth (docs/design.md §6.9). */
+			if (t->spare_mapped)
+				big_warm_start(&t->spare_warm, t->spare, bytes);
+		}
 		t->next = t->cap / 2;
 		return 0;
 	}
 	if (t->spare) {
+		big_warm_wait(&t->spare_warm);
 		n = t->spare;
 		mapped = t->spare_mapped;
 	} else if (!(n = big_zalloc(bytes, &mapped))) {

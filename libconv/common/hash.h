@@ -45,6 +45,7 @@ struct htab {
 	size_t next;   /* htab_reserve() calls htab_grow() when nr reaches it */
 	u8 *spare;     /* the next array (2 * cap entries, zeroed), or NULL */
 	bool ents_mapped, spare_mapped; /* big_zalloc()'s word on each */
+	struct big_warm spare_warm; /* faulting the spare in, if mapped */
 };
 
 /* @esz: sizeof the entry struct; @min_cap: the first allocation's slots
@@ -57,8 +58,10 @@ void htab_free(struct htab *t);
 /* Slow path of htab_reserve(): double (or first allocate) the array
  * when it would be more than half full; a large table's next array is
  * allocated (zeroed, untouched) earlier, at three eighths, so that the
- * pages are first touched off the hot path if anything warms them (the
- * CLI's heap warmer, docs/design.md §6.5), not by the doubling. On
+ * pages are first touched off the hot path, not by the doubling: by
+ * big_warm_start() where the array is a mapping of huge pages
+ * (docs/design.md §6.9), else by the CLI's heap warmer if it runs
+ * (§6.5). On
  * -ENOMEM the table is unchanged and still usable. */
 int htab_grow(struct htab *t);
 

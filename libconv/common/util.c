@@ -289,6 +289,70 @@ void big_free(void *p, size_t bytes, bool mapped)
 	munmap(p, bytes);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#ifndef BIG_CALLOC_ONLY
+struct big_warm_job {
+	u8 *p;
+	size_t bytes;
+};
+
+static void *big_warm_main(void *arg)
+{
+	struct big_warm_job *j = arg;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), off;
+
+	/* One call faults the range in writable, each huge page zeroed
+	 * once. A kernel without it (EINVAL) gets a write to each page:
+	 * zeros, which the page already holds, and nobody else touches
+	 * the range until big_warm_wait(). */
+	if (madvise(j->p, j->bytes, MADV_POPULATE_WRITE) && errno == EINVAL)
+		for (off = 0; off < j->bytes; off += pg)
+			((volatile u8 *)j->p)[off] = 0;
+	free(j);
+	return NULL;
+}
+#endif
+
+void big_warm_start(struct big_warm *w, void *p, size_t bytes)
+{
+#ifndef BIG_CALLOC_ONLY
+	static long cpus; /* 0: not asked yet; a racing caller asks too */
+	struct big_warm_job *j;
+	long n = __atomic_load_n(&cpus, __ATOMIC_RELAXED);
+
+	if (w->on || !p || !bytes)
+		return;
+	if (!n) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		__atomic_store_n(&cpus, n > 0 ? n : 1, __ATOMIC_RELAXED);
+	}
+	/* On one CPU the thread would only take turns with the caller. */
+	if (n < 2 || !(j = malloc(sizeof(*j))))
+		return;
+	*j = (struct big_warm_job){ p, bytes };
+	if (pthread_create(&w->th, NULL, big_warm_main, j)) {
+		free(j);
+		return;
+	}
+	w->on = true;
+#else
+	(void)w;
+	(void)p;
+	(void)bytes;
+#endif
+}
+
+void big_warm_wait(struct big_warm *w)
+{
+	if (!w->on)
+		return;
+	pthread_join(w->th, NULL);
+	w->on = false;
+}
+
 struct arena_blk {
 	struct arena_blk *next;
 	size_t size;

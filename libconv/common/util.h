@@ -10,6 +10,7 @@
 #ifndef PERFSPY_UTIL_H
 #define PERFSPY_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,6 +79,23 @@ void *xreallocarray(void *p, size_t n, size_t size);
 void *big_zalloc(size_t bytes, bool *mapped);
 /* Frees what big_zalloc(@bytes) returned with *@mapped. NULL is fine. */
 void big_free(void *p, size_t bytes, bool mapped);
+
+/*
+ * Faults in @bytes at @p, a big_zalloc() mapping nobody touches until
+ * big_warm_wait(), on a thread of its own, where there is a second CPU
+ * (docs/design.md §6.9): zeroing a fresh huge page costs 2-3 ms of this
+ * machine's time, better spent beside the caller than in its next write.
+ * Nothing is started (and nothing needs doing) where that thread cannot
+ * be; *@w is zeroed or waited on before. Moving *@w is fine.
+ */
+struct big_warm {
+	pthread_t th;
+	bool on;
+};
+void big_warm_start(struct big_warm *w, void *p, size_t bytes);
+/* Back from the thread big_warm_start() started, if any: before the
+ * range is touched or freed. */
+void big_warm_wait(struct big_warm *w);
 
 /* Unaligned native-endian reads; callers check bounds first. */
 static inline u64 get_u64(const void *p)

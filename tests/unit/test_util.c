@@ -13,12 +13,17 @@
  * starts on a huge page boundary, whose whole huge pages are marked
  * MADV_HUGEPAGE and whose shorter tail is not; calloc() below that,
  * without huge pages and under a sanitizer (docs/design.md §6.9).
+ * big_warm: a mapping big_zalloc() gave is resident after
+ * big_warm_start() and big_warm_wait() where there are two CPUs, and was
+ * not before; its bytes are still zero.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "test.h"
@@ -220,6 +225,55 @@ static void test_big(void)
 	big_free(p, n, mapped);
 }
 
+/* How many of the pages of [@p, @p + @n) are resident (mincore(2)). */
+static size_t resident(const void *p, size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = (n + pg - 1) / pg, i, r = 0;
+	unsigned char *vec = calloc(np, 1);
+
+	if (!vec || mincore((void *)p, n, vec)) {
+		free(vec);
+		return (size_t)-1;
+	}
+	for (i = 0; i < np; i++)
+		r += vec[i] & 1;
+	free(vec);
+	return r;
+}
+
+static void test_warm(void)
+{
+	size_t hp = thp_bytes(), n, pg = (size_t)sysconf(_SC_PAGESIZE), i;
+	struct big_warm w = { 0 };
+	bool mapped;
+	unsigned char *p;
+
+	n = (hp ? hp : 2u << 20) * 2 + 3 * pg;
+	p = big_zalloc(n, &mapped);
+	T(p != NULL);
+	if (!p)
+		return;
+	big_warm_wait(&w); /* nothing started: returns */
+	if (mapped) {
+		/* A fresh mapping: nothing there yet. */
+		T_EQ_INT(resident(p, n), 0);
+		big_warm_start(&w, p, n);
+		T_EQ_INT(w.on, sysconf(_SC_NPROCESSORS_ONLN) >= 2);
+		big_warm_start(&w, p, n); /* one at a time: no second thread */
+		big_warm_wait(&w);
+		T(!w.on);
+		if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+			T_EQ_INT(resident(p, n), (n + pg - 1) / pg);
+	} else {
+		/* calloc()'s memory is not handed to a thread. */
+		T(!w.on);
+	}
+	for (i = 0; i < n && !p[i]; i++)
+		;
+	T_EQ_INT(i, n);
+	big_free(p, n, mapped);
+}
+
 int main(void)
 {
 	xqsort(NULL, 0, sizeof(struct el), el_cmp);
@@ -236,5 +290,6 @@ int main(void)
 	check_u64key(100000, 1u << 30, 9); /* a big symbol table */
 	check_u64key(3000, 1, 10);       /* one key: the second field only */
 	test_big();
+	test_warm();
 	TEST_MAIN_END();
 }
