@@ -199,6 +199,45 @@ int ensure_mem_grow(void **data, size_t *cap, size_t elem, size_t need)
 #endif
 #endif
 
+/* /sys/kernel/mm/transparent_hugepage/@name into @buf, NUL-terminated;
+ * its length, or -1. */
+static ssize_t thp_sysfs(const char *name, char *buf, size_t size)
+{
+	char path[96];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+size_t pmd_map_size(void)
+{
+	static size_t cached; /* 0: not read yet; a racing caller reads too */
+	size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned long hp;
+	char buf[64];
+
+	if (v)
+		return v;
+	v = pg > 0 ? (size_t)pg : 4096;
+	if (thp_sysfs("hpage_pmd_size", buf, sizeof(buf)) > 0) {
+		hp = strtoul(buf, NULL, 10);
+		/* A power of two above the page size. */
+		if (hp > v && !(hp & (hp - 1)))
+			v = hp;
+	}
+	__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	return v;
+}
+
 #ifndef BIG_CALLOC_ONLY
 /* The PMD huge page size where transparent huge pages honour
  * MADV_HUGEPAGE ("[always]" or "[madvise]" in .../enabled, the kernel's
@@ -208,37 +247,15 @@ static size_t big_page_size(void)
 {
 	static size_t cached = 1; /* 1: not read yet */
 	size_t hp = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	long pg = sysconf(_SC_PAGESIZE);
 	char buf[128];
-	unsigned long v;
-	ssize_t n;
-	long pg;
-	int fd;
 
 	if (hp != 1)
 		return hp;
 	hp = 0;
-	fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n > 0) {
-		buf[n] = '\0';
-		if (strchr(buf, '[') && !strstr(buf, "[never]")) {
-			fd = open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
-				  O_RDONLY | O_CLOEXEC);
-			n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-			if (fd >= 0)
-				close(fd);
-			pg = sysconf(_SC_PAGESIZE);
-			if (n > 0) {
-				buf[n] = '\0';
-				v = strtoul(buf, NULL, 10);
-				/* A power of two above the page size. */
-				if (pg > 0 && v > (unsigned long)pg && !(v & (v - 1)))
-					hp = v;
-			}
-		}
-	}
+	if (thp_sysfs("enabled", buf, sizeof(buf)) > 0 && strchr(buf, '[') &&
+	    !strstr(buf, "[never]") && pg > 0 && pmd_map_size() > (size_t)pg)
+		hp = pmd_map_size();
 	__atomic_store_n(&cached, hp, __ATOMIC_RELAXED);
 	return hp;
 }

@@ -69,6 +69,15 @@ static inline int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
 void *xreallocarray(void *p, size_t n, size_t size);
 
 /*
+ * The span one page-table entry above the last level maps (2 MB on
+ * x86-64 with 4 KB pages; /sys/kernel/mm/transparent_hugepage/
+ * hpage_pmd_size), or the page size where that cannot be read: the most
+ * one fault may map at once, whether of anonymous memory or of a file
+ * whose page cache holds huge folios (docs/design.md §6.6).
+ */
+size_t pmd_map_size(void);
+
+/*
  * Zeroed memory for a large array that is touched whole and soon (a hash
  * table's slots): from @bytes of one transparent huge page up, a private
  * anonymous mapping whose whole huge pages are marked MADV_HUGEPAGE

@@ -122,6 +122,7 @@ struct rd {
 	u64 pos;      /* next record's offset */
 	u64 file_size;
 	u64 advised;  /* mapping released up to here */
+	u64 redo_lo, redo_hi; /* to release again once the warmer left it */
 	u64 populated; /* mapping populated up to here (populate_ahead) */
 	u64 warm_min;  /* rd_opts.warm_min */
 	struct rd_warm *warm; /* the warming thread, or NULL */

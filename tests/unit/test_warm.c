@@ -6,10 +6,17 @@
  * after a rewind, on a built file with small, large (a 20 KB stack-dump
  * sized record) and trailing-payload (AUXTRACE) records and with a
  * rewind halfway, and on every file of the shared corpus.
+ * The reader's mapped window stays small while the warmer lags far
+ * behind (starved: SCHED_IDLE on the reader's CPU), and no page behind
+ * it stays mapped (rd_release_before, docs/design.md §6.6).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "corpus.h"
@@ -177,8 +184,153 @@ static void test_corpus(void)
 	T(files > 0);
 }
 
+/* Resident pages of [@p, @p + @n), the whole pages (/proc/self/pagemap,
+ * bit 63: present); -1 if unreadable. */
+static long resident(int pm, const void *p, size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = n / pg, i;
+	uint64_t *v = malloc(np * sizeof(*v) + 1);
+	long r = 0;
+
+	if (!v || pread(pm, v, np * sizeof(*v), (off_t)((uintptr_t)p / pg * sizeof(*v))) !=
+			  (ssize_t)(np * sizeof(*v))) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < np; i++)
+		r += (long)(v[i] >> 63);
+	free(v);
+	return r;
+}
+
+/* Every other thread of this process onto @cpus at SCHED_IDLE; how
+ * many. */
+static int starve_others(const cpu_set_t *cpus)
+{
+	struct sched_param sp = { 0 };
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *de;
+	DIR *dir = opendir("/proc/self/task");
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0 || tid == self)
+			continue;
+		if (sched_setaffinity(tid, sizeof(*cpus), cpus) ||
+		    sched_setscheduler(tid, SCHED_IDLE, &sp))
+			n = -1000;
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+static void test_lag(void)
+{
+	static const uint64_t chain[] = { (uint64_t)-512, 0x400100 };
+	char path[] = "/tmp/perfspy-test-lag.XXXXXX";
+	struct rb d = { 0 }, img = { 0 };
+	struct perf_event_attr a;
+	struct rd_opts o = { .name = path, .warm_min = 1 };
+	unsigned char *big = calloc(1, 20000);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), pmd = pmd_map_size();
+	long max_res = 0, r, behind = 0, lag_seen = 0;
+	uint64_t last = 0, sum = 0;
+	struct rd_rec rec;
+	cpu_set_t one, all;
+	struct rd rd;
+	unsigned i;
+	int fd, pm, err;
+
+	if (!big)
+		abort();
+	rb_default_attr(&a);
+	rb_comm(&d, 100, 100, "prog", 1, 1);
+	for (i = 0; i < 2400; i++) { /* 48 MB of 20 KB records */
+		big[0] = (unsigned char)i;
+		rb_sample(&d, 100, 100, 10 + i, chain, 2, 1000);
+		rb_raw(&d, PERF_RECORD_SAMPLE + 100, 0, big, 20000 - 8);
+		if (i % 50 == 49)
+			rb_round(&d);
+	}
+	rb_file(&img, &a, sizeof(a) + 16, &d, "testhost");
+	free(big);
+	rb_free(&d);
+	fd = mkstemp(path);
+	T(fd >= 0);
+	if (fd < 0) {
+		rb_free(&img);
+		return;
+	}
+	T_EQ_INT(write(fd, img.p, img.len), (long long)img.len);
+	rb_free(&img);
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	T(pm >= 0);
+	err = rd_open_fd(&rd, fd, &o);
+	close(fd);
+	T_EQ_INT(err, 0);
+	if (err || pm < 0) {
+		unlink(path);
+		return;
+	}
+	T(rd.warm != NULL && rd.mem_is_map);
+	/* The warmer (this process's other thread) goes on this CPU at
+	 * SCHED_IDLE: it runs only now and then. Lowering a thread of
+	 * one's own needs no privilege. */
+	T(!sched_getaffinity(0, sizeof(all), &all));
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	T(!sched_setaffinity(0, sizeof(one), &one));
+	T_EQ_INT(starve_others(&one), 1);
+	while ((err = rd_next(&rd, &rec)) > 0) {
+		const unsigned char *b = (const unsigned char *)rec.hdr;
+
+		/* Read all of it, as a DWARF sample's unwinding may. */
+		for (i = 0; i < rec.hdr->size; i += 512)
+			sum += b[i];
+		if (rec.offset - last < (256u << 10))
+			continue;
+		last = rec.offset;
+		rd_release_before(&rd, rec.offset);
+		if (rd.redo_hi)
+			lag_seen++;
+		r = resident(pm, rd.mem, rd.mem_len);
+		if (r > max_res)
+			max_res = r;
+		/* Nothing mapped below the release point's huge page but
+		 * what the warmer may still map again (the redo range). */
+		{
+			uint64_t low = (rd.redo_hi && rd.redo_lo < rd.advised ? rd.redo_lo :
+					rd.advised) & ~((uint64_t)pmd - 1);
+
+			r = resident(pm, rd.mem, low);
+			if (r > 0)
+				behind++;
+		}
+	}
+	T_EQ_INT(err, 0);
+	fprintf(stderr, "lag: %lld KB file, peak %ld KB mapped, %ld releases with the warmer behind, sum %llu\n",
+		(long long)rd.mem_len >> 10, max_res * (long)pg >> 10, lag_seen,
+		(unsigned long long)sum);
+	/* The warmer was behind: what this tests happened. */
+	T(lag_seen > 0);
+	T_EQ_INT(behind, 0);
+	/* The window: the release step and the check interval, a huge
+	 * page at each end, the warmer's lead (1 MB) and a batch. */
+	T(max_res * (long)pg <= (long)(2 * pmd + (3u << 20)));
+	rd_close(&rd);
+	T(!sched_setaffinity(0, sizeof(all), &all));
+	close(pm);
+	unlink(path);
+}
+
 int main(void)
 {
+	test_lag();
 	test_built();
 	test_corpus();
 	TEST_MAIN_END();
