@@ -92,8 +92,9 @@ void big_free(void *p, size_t bytes, bool mapped);
 /*
  * Faults in @bytes at @p, a big_zalloc() mapping nobody touches until
  * big_warm_wait(), on a thread of its own, where there is a second CPU
- * (docs/design.md §6.9): zeroing a fresh huge page costs 2-3 ms of this
- * machine's time, better spent beside the caller than in its next write.
+ * (docs/design.md §6.9): the kernel zeroes each huge page at its first
+ * touch, up to 3 ms a page on this project's VMs, better spent beside
+ * the caller than in its next write.
  * Nothing is started (and nothing needs doing) where that thread cannot
  * be; *@w is zeroed or waited on before. Moving *@w is fine.
  */
