@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,21 +185,58 @@ static void python_of(int pid, char *ver, size_t size)
 	fclose(f);
 }
 
+/* Seconds since the epoch at which live process @pid started (field 22
+ * of /proc/PID/stat after the command name, in clock ticks after boot,
+ * plus /proc/stat's btime, proc(5)); 0 if unknown. */
+static double started_at(int pid)
+{
+	unsigned long long boot = 0, after = 0;
+	char path[64], line[1024], *rest;
+	long tck = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	int field = 2;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	read_line(path, line, sizeof(line));
+	rest = strrchr(line, ')');
+	while (rest && field < 21) {
+		rest = strchr(rest + 1, ' ');
+		field++;
+	}
+	if (tck <= 0 || !rest || sscanf(rest, " %*s %llu", &after) != 1)
+		return 0;
+	if ((f = fopen("/proc/stat", "re"))) {
+		while (!boot && fgets(line, sizeof(line), f))
+			sscanf(line, "btime %llu", &boot);
+		fclose(f);
+	}
+	return boot ? (double)boot + (double)after / (double)tck : 0;
+}
+
 /* issue 9: an attached Python without a perf map shows native frames
- * only; say so once, with the ways to fix it. */
+ * only; say so once, with the ways to fix it. A map older than the
+ * process is an earlier process's with the same pid (pids wrap at
+ * pid_max), which the library leaves unused too (machine.c). */
 static void perf_map_note(int pid)
 {
 	char ver[32], path[64];
 	int minor = 0;
+	bool stale = false;
+	struct stat st;
+	double start;
 
 	python_of(pid, ver, sizeof(ver));
 	if (!*ver)
 		return;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	if (!access(path, R_OK)) {
-		fprintf(stderr, "%s: %s writes a perf map (%s): Python frames will be named\n",
-			cli_prog, ver, path);
-		return;
+	if (!access(path, R_OK) && !stat(path, &st)) {
+		start = started_at(pid);
+		stale = start > 0 && (double)st.st_mtime < start - 2;
+		if (!stale) {
+			fprintf(stderr, "%s: %s writes a perf map (%s): Python frames will be named\n",
+				cli_prog, ver, path);
+			return;
+		}
 	}
 	sscanf(ver, "python3.%d", &minor);
 	fprintf(stderr,
@@ -213,6 +251,9 @@ static void perf_map_note(int pid)
 		cli_prog, pid, ver, path,
 		minor && minor < 12 ? "This Python (3.11 or older) has no perf support" :
 				      "Python 3.11 and older have no perf support");
+	if (stale)
+		fprintf(stderr, "  (%s is older than pid %d: an earlier process's with that pid)\n",
+			path, pid);
 }
 
 /* py-spy's default name: PROGRAM-TIMESTAMP.EXT. */

@@ -15,9 +15,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Entry of the procs and threads tables: the pid or tid and its object. */
 struct id_ent {
@@ -468,19 +470,66 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
 	return NULL;
 }
 
+/* When live process @pid started, in seconds since the epoch: its
+ * starttime (clock ticks after boot, field 22 of /proc/PID/stat, proc(5))
+ * plus the boot time (btime in /proc/stat, whole seconds); 0 if unknown. */
+static double proc_started(s32 pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0, btime = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (hz <= 0 || !(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name, field 2, may hold spaces and parentheses:
+	 * fields 3 on follow the last ')'. */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	for (i = 3; i <= 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &ticks) != 1 || !(f = fopen("/proc/stat", "re")))
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	return btime ? (double)btime + (double)ticks / (double)hz : 0;
+}
+
 static struct jit_map *proc_jit(struct machine *m, struct mach_proc *p)
 {
 	if (!p->jit_tried) {
 		char path[PATH_MAX];
 		struct stat st;
+		double start;
 
 		p->jit_tried = true;
 		/* Follow from the size seen before the load: lines added
 		 * meanwhile are read twice, which only re-adds equal entries. */
 		snprintf(path, sizeof(path), "%s/perf-%d.map",
 			 m->perf_map_dir ? m->perf_map_dir : "/tmp", (int)p->pid);
-		if (m->jit_follow && !stat(path, &st))
+		if (m->jit_follow && !stat(path, &st)) {
 			p->jit_off = (u64)st.st_size;
+			/* Live, the pid is a running process: a map last
+			 * written before it started (less 2 s for btime's
+			 * rounding) is an earlier process's with the same
+			 * pid (pids wrap at pid_max, 32,768 here), whose
+			 * addresses would name this one's anonymous code.
+			 * Lines the process adds are still followed. */
+			start = proc_started(p->pid);
+			if (start > 0 && (double)st.st_mtime < start - 2) {
+				pr_warn(m->log, "%s: older than process %d: an earlier process's with that pid, not used",
+					path, (int)p->pid);
+				return NULL;
+			}
+		}
 		/* -ENOENT (no file) and -ENOMEM both leave no map: JIT
 		 * frames then stay addresses, the sample is kept. */
 		if (jit_map_load(m->perf_map_dir, p->pid, m->log, &p->jit))

@@ -131,6 +131,13 @@ attach() {
 	pids+=("$wpid")
 	wait_line "$SCRATCH/$tag.wl" "^parent" || { fail "$tag: workload did not start"; return 1; }
 	sleep 0.5 # its threads are running
+	if [ "$tag" = attach-noperf ]; then
+		# An earlier process's map under this pid (pids wrap at
+		# pid_max): written before the workload started, so neither
+		# the note nor the library may take it for the workload's.
+		printf '%x 1000 py::stale:/nowhere/stale.py\n' 4096 >"/tmp/perf-$wpid.map"
+		touch -d '10 minutes ago' "/tmp/perf-$wpid.map"
+	fi
 	"$PERFSPY" record -p "$wpid" -d 2 -t -f raw -o "$SCRATCH/$tag.txt" 2>"$SCRATCH/$tag.err" ||
 		{ fail "$tag: exit $?: $(tail -3 "$SCRATCH/$tag.err")"; return 1; }
 	wait "$wpid"
@@ -172,6 +179,11 @@ if attach attach-noperf; then
 		grep -q "perfspy merge" "$e" &&
 		pass "attach-noperf: the note (native frames only, three fixes, merge for <= 3.11)" ||
 		fail "attach-noperf: stderr: $(cat "$e")"
+	grep -q "perf-[0-9]*\.map is older than pid [0-9]*: an earlier process's" "$e" &&
+		grep -q "perf-[0-9]*\.map: older than process [0-9]*: an earlier process's with that pid, not used" "$e" &&
+		! grep -q "stale\.py" "$f" &&
+		pass "attach-noperf: an earlier process's perf map under its pid is named as such and not used" ||
+		fail "attach-noperf: stale map: $(cat "$e")"
 fi
 
 say "== -s: a forking workload"
