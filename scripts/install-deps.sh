@@ -34,6 +34,8 @@ pkgs+=(tmux)
 # procps: pgrep, in the README's `perfspy record --pid "$(pgrep -n python3.12)"`
 # (tests/e2e/run-readme.sh runs every README command).
 pkgs+=(procps)
+# strace: tests/e2e/run-cli.sh checks how -o replaces an existing file.
+pkgs+=(strace)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -265,6 +265,47 @@ if [ -L "$SCRATCH/link.txt" ] && cmp -s "$SCRATCH/real/target.txt" "$SCRATCH/opt
 else
 	fail "-o SYMLINK: link $([ -L "$SCRATCH/link.txt" ] && echo kept || echo replaced), target: $(head -c 100 "$SCRATCH/real/target.txt")"
 fi
+# An existing file is swapped with the new one and unlinked, not renamed
+# over (ext4 writes back a file renamed over another at once: docs/design.md
+# §6.11): what rename() leaves is what stays. Its other names keep the old
+# bytes, its mode is kept, no temporary is left, and the swap is what ran.
+echo old >"$SCRATCH/real/swap.txt"
+chmod 640 "$SCRATCH/real/swap.txt"
+ln "$SCRATCH/real/swap.txt" "$SCRATCH/real/hard.txt"
+if command -v strace >/dev/null; then
+	strace -f -o "$SCRATCH/swap.strace" -e trace=rename,renameat,renameat2 \
+		"$PERFSPY" convert -q -i "$data" -o "$SCRATCH/real/swap.txt" ||
+		fail "convert -o EXISTING under strace"
+	if grep -q 'RENAME_EXCHANGE) = 0' "$SCRATCH/swap.strace"; then
+		pass "-o EXISTING: swapped in (renameat2 RENAME_EXCHANGE)"
+	else
+		fail "-o EXISTING: no RENAME_EXCHANGE: $(grep -i rename "$SCRATCH/swap.strace" | head -3)"
+	fi
+	rm -f "$SCRATCH/new.strace"
+	strace -f -o "$SCRATCH/new.strace" -e trace=rename,renameat,renameat2 \
+		"$PERFSPY" convert -q -i "$data" -o "$SCRATCH/real/fresh.txt" ||
+		fail "convert -o NEW under strace"
+	if grep -q '^[0-9]* *rename(.*) = 0' "$SCRATCH/new.strace" &&
+		cmp -s "$SCRATCH/real/fresh.txt" "$SCRATCH/opt.txt"; then
+		pass "-o NEW: renamed into place"
+	else
+		fail "-o NEW: $(grep -i rename "$SCRATCH/new.strace" | head -3)"
+	fi
+	rm -f "$SCRATCH/real/fresh.txt"
+elif [ "${CI:-}" = true ]; then
+	fail "strace missing under CI"
+else
+	"$PERFSPY" convert -q -i "$data" -o "$SCRATCH/real/swap.txt" || fail "convert -o EXISTING"
+fi
+if cmp -s "$SCRATCH/real/swap.txt" "$SCRATCH/opt.txt" &&
+	[ "$(cat "$SCRATCH/real/hard.txt")" = old ] &&
+	[ "$(stat -c %a "$SCRATCH/real/swap.txt")" = 640 ] &&
+	[ "$(find "$SCRATCH/real" -type f | wc -l)" -eq 3 ]; then
+	pass "-o EXISTING: replaced, its hard link keeps the old bytes, mode 640 kept, no temporary left"
+else
+	fail "-o EXISTING: $(ls -la "$SCRATCH/real")"
+fi
+rm -f "$SCRATCH/real/swap.txt" "$SCRATCH/real/hard.txt"
 ln -s real/new.txt "$SCRATCH/dangling.txt"
 expect_exit 0 "convert -o DANGLING-SYMLINK" "$PERFSPY" convert -q -i "$data" -o "$SCRATCH/dangling.txt"
 if [ -L "$SCRATCH/dangling.txt" ] && cmp -s "$SCRATCH/real/new.txt" "$SCRATCH/opt.txt"; then
