@@ -593,7 +593,10 @@ struct perfspy_write_opts {
  *   pprof: one gzipped profile.proto Profile (see PERFSPY_FORMAT_PPROF
  *     and the pprof fields of perfspy_write_opts).
  * Every format gives the same bytes for the same stacks. The caller owns
- * @out (it is not closed).
+ * @out (it is not closed). Past its first 4 MB an output is written to
+ * @out by a thread of the call's own, joined before it returns: @out must
+ * not depend on the calling thread (a cookie stream with thread-local
+ * state, say).
  * Returns 0, -EIO if a write failed, -ENOMEM, -EINVAL for an unknown
  * format, or -PERFSPY_E_OPTS.
  */

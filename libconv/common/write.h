@@ -17,13 +17,22 @@
  * Buffered writing to a FILE the caller owns: errors stick in ->err
  * (-EIO) and every later call is a no-op, so writers check once at the
  * end. Formatting whole documents through one stdio call per token was
- * the cost centre of the raw writer (see fold.c), hence the buffer.
+ * the cost centre of the raw writer (see fold.c), hence the buffer. Past
+ * 4 MB the buffers are written by a thread, joined by wout_finish()
+ * (write_common.c); nothing else may write to the FILE meanwhile.
  */
+struct wout_pipe;
+
 struct wout {
 	FILE *out;
 	char *buf;
 	size_t len, cap;
 	int err;
+	/* Past the first full buffer, full buffers go to a writing thread
+	 * (write_common.c); NULL until then, or without a thread. */
+	struct wout_pipe *pipe;
+	bool no_pipe; /* a thread could not be had: write here */
+	unsigned flushes; /* full buffers written here, before the thread */
 };
 
 int wout_init(struct wout *w, FILE *out);     /* 0 or -ENOMEM */

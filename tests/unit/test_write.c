@@ -576,6 +576,86 @@ static void test_empty_and_errors(void)
 	perfspy_folder__free(f);
 }
 
+/* A stream that takes sink_left bytes, then fails. */
+static size_t sink_left;
+
+static ssize_t sink_write(void *cookie, const char *b, size_t n)
+{
+	size_t *left = cookie;
+
+	(void)b;
+	if (n > *left) {
+		*left = 0;
+		errno = EIO;
+		return -1;
+	}
+	*left -= n;
+	return (ssize_t)n;
+}
+
+/* The sink's writing thread (write_common.c): past 4 MB it starts, the
+ * bytes arrive in order across buffer boundaries, and write errors come
+ * back from it; a smaller output never starts it. */
+static void test_sink(void)
+{
+	size_t total = 9 * 1024 * 1024 + 12345, at, len = 0, k;
+	char *want = malloc(total), *buf = NULL;
+	u64 x = 88172645463325252ull;
+	struct wout w;
+	FILE *mf, *bad;
+
+	T(want != NULL);
+	if (!want)
+		return;
+	for (k = 0; k < total; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		want[k] = (char)x;
+	}
+	mf = open_memstream(&buf, &len);
+	T_EQ_INT(wout_init(&w, mf), 0);
+	wout_put(&w, want, 4 * 1024 * 1024 - 1);
+	T(w.pipe == NULL);
+	for (at = 4 * 1024 * 1024 - 1; at < total; at += k) {
+		/* Pieces of 1 byte to 300 KB: some span a whole buffer. */
+		k = (size_t)(want[at] & 0xff) * ((at & 1) ? 1 : 1200) + 1;
+		if (k > total - at)
+			k = total - at;
+		wout_put(&w, want + at, k);
+	}
+	T(w.pipe != NULL);
+	T_EQ_INT(wout_finish(&w), 0);
+	T(w.pipe == NULL && w.buf == NULL);
+	fclose(mf);
+	T_EQ_INT((long long)len, (long long)total);
+	T(buf && !memcmp(buf, want, total));
+	free(buf);
+
+	/* Errors: before the thread (a full device), and from it (a stream
+	 * that takes 5 MB and then fails). */
+	bad = fopen("/dev/full", "w");
+	T(bad != NULL);
+	if (bad) {
+		T_EQ_INT(wout_init(&w, bad), 0);
+		wout_put(&w, want, total);
+		T(w.pipe == NULL);
+		T_EQ_INT(wout_finish(&w), -EIO);
+		fclose(bad);
+	}
+	bad = fopencookie(&sink_left, "w", (cookie_io_functions_t){ .write = sink_write });
+	T(bad != NULL);
+	if (bad) {
+		setvbuf(bad, NULL, _IONBF, 0);
+		sink_left = 5 * 1024 * 1024;
+		T_EQ_INT(wout_init(&w, bad), 0);
+		wout_put(&w, want, total);
+		wout_u64(&w, 42);
+		T_EQ_INT(wout_finish(&w), -EIO);
+		T(sink_left < 256 * 1024); /* it took what it could */
+		fclose(bad);
+	}
+	free(want);
+}
+
 int main(void)
 {
 	find_fixdir();
@@ -588,5 +668,6 @@ int main(void)
 	test_page();
 	test_timeline();
 	test_empty_and_errors();
+	test_sink();
 	TEST_MAIN_END();
 }
