@@ -185,8 +185,7 @@ static bool stack_eq(const void *ent, const void *key)
 int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 		     u64 weight, u32 *idx)
 {
-	u64 h = nr ? hash_bytes(ids, (size_t)nr * sizeof(*ids), 0x5bd1e995) :
-		hash_bytes("", 0, 0x5bd1e995);
+	u64 h = hash_wide(ids, (size_t)nr * sizeof(*ids), 0x5bd1e995);
 	struct stack_key key = { f, ids, nr };
 	struct stack_ent *e;
 	struct fold_stack *st;

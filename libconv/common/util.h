@@ -260,7 +260,13 @@ size_t *xsort_u64key_order(const void *base, size_t n, size_t size, size_t key_o
 /* 64-bit hash (FNV-1a variant with a final mix); deterministic. */
 u64 hash_bytes(const void *p, size_t n, u64 seed);
 
-/* Two independent 64-bit hashes of the same bytes in one pass. */
+/* A 64-bit hash of long keys (whole stacks), four words at a time
+ * (util.c says why); not hash_bytes()'s values, but hash_bytes128()'s
+ * first. */
+u64 hash_wide(const void *p, size_t n, u64 seed);
+
+/* Two independent 64-bit hashes of the same bytes in one pass, four
+ * words at a time. */
 void hash_bytes128(const void *p, size_t n, u64 seed, u64 *h1, u64 *h2);
 
 static inline u64 hash_mix(u64 h)

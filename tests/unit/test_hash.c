@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The hash table, the string set and the id map (common/hash.h): many
+ * The hash table, the string set and the id map (common/hash.h), and the
+ * four-lane hashes of long keys (common/util.h): many
  * keys across growth, forced collisions, the free-slot/claim protocol,
  * iteration, and -ENOMEM leaving each structure intact and usable.
  */
@@ -346,6 +347,88 @@ static void test_enomem(void)
 		T_EQ_INT(WEXITSTATUS(st), 0);
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The four-lane hashes (util.c): the same bytes give the same values,
+ * every length and every one-bit change gives new ones (tails of 1-7
+ * bytes, the words of each lane, words swapped between lanes), the two
+ * values of hash_bytes128 differ, and 200,000 stack-like keys do not
+ * collide in 64 bits. */
+static void test_wide(void)
+{
+	enum { N = 200000, LEN = 72 };
+	u8 buf[80];
+	u64 *hs = malloc(N * sizeof(*hs) * 3), h1, h2, g1, g2, w, x = 0x2545f4914f6cdd1dull;
+	size_t n, i, bit, dup = 0;
+
+	T(hs != NULL);
+	if (!hs)
+		return;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)(i * 37 + 11);
+	/* Lengths: each of 0..80 bytes, as a prefix of the same buffer. */
+	for (n = 0; n <= sizeof(buf); n++) {
+		hash_bytes128(buf, n, 7, &h1, &h2);
+		/* hash_wide() is hash_bytes128()'s first value. */
+		hs[2 * n] = hash_wide(buf, n, 7);
+		hs[2 * n + 1] = h2;
+		hash_bytes128(buf, n, 7, &g1, &g2);
+		T(g1 == h1 && g2 == h2 && h1 == hs[2 * n]);
+	}
+	qsort(hs, 2 * (sizeof(buf) + 1), sizeof(*hs), u64_cmp);
+	for (i = 1; i < 2 * (sizeof(buf) + 1); i++)
+		dup += hs[i] == hs[i - 1];
+	T_EQ_INT((long long)dup, 0);
+	/* One bit flipped anywhere in a 71-byte key (two whole rounds of
+	 * four lanes, a word, a 7-byte tail); a different seed. */
+	hash_bytes128(buf, 71, 0, &h1, &h2);
+	w = hash_wide(buf, 71, 0);
+	for (bit = 0; bit < 71 * 8; bit++) {
+		buf[bit / 8] ^= (u8)(1u << (bit % 8));
+		hash_bytes128(buf, 71, 0, &g1, &g2);
+		T(g1 != h1 && g2 != h2 && hash_wide(buf, 71, 0) != w);
+		buf[bit / 8] ^= (u8)(1u << (bit % 8));
+	}
+	hash_bytes128(buf, 71, 1, &g1, &g2);
+	T(g1 != h1 && g2 != h2 && hash_wide(buf, 71, 1) != w);
+	/* Words of two lanes swapped. */
+	memcpy(buf + 64, buf, 8);
+	hash_bytes128(buf, 72, 0, &h1, &h2);
+	w = hash_wide(buf, 72, 0);
+	for (i = 0; i < 8; i++) {
+		u8 t = buf[i];
+
+		buf[i] = buf[8 + i];
+		buf[8 + i] = t;
+	}
+	hash_bytes128(buf, 72, 0, &g1, &g2);
+	T(g1 != h1 && g2 != h2 && hash_wide(buf, 72, 0) != w);
+	/* Random keys: no 64-bit collision in any of the three values. */
+	for (i = 0; i < N; i++) {
+		u64 k[LEN / 8];
+		size_t j;
+
+		for (j = 0; j < LEN / 8; j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			k[j] = x & 0xffffffffull; /* frame ids: small words */
+		}
+		hs[i] = hash_wide(k, LEN, 0);
+		hash_bytes128(k, LEN, 0, &hs[N + i], &hs[2 * N + i]);
+	}
+	for (n = 0; n < 3; n++) {
+		qsort(hs + n * N, N, sizeof(*hs), u64_cmp);
+		for (dup = 0, i = 1; i < N; i++)
+			dup += hs[n * N + i] == hs[n * N + i - 1];
+		T_EQ_INT((long long)dup, 0);
+	}
+	free(hs);
+}
+
 int main(void)
 {
 	test_many();
@@ -355,5 +438,6 @@ int main(void)
 	test_strset();
 	test_idmap();
 	test_enomem();
+	test_wide();
 	TEST_MAIN_END();
 }
