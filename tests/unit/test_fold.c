@@ -28,8 +28,10 @@ static int cmp_lines(const void *a, const void *b)
  * for names that are prefixes of others followed by low bytes (' ', '!',
  * '(', digits), where a frame-by-frame comparison goes wrong. With
  * @spine, stacks start with up to 60 frames of one deep path and then
- * part: the long shared prefixes the sort's shared-item counts skip. */
-static void test_order_random(unsigned seed, bool spine)
+ * part: the long shared prefixes the sort's shared-item counts skip.
+ * @stacks adds: from 16,384 distinct stacks the sort's halves are sorted
+ * on two threads and merged (fold.c sort_top). */
+static void test_order_random(unsigned seed, bool spine, int stacks)
 {
 	static const char *const names[] = {
 		"foo", "foo z", "foo (a.c:1)", "foo!", "foo 1", "foo 12", "fo",
@@ -42,7 +44,7 @@ static void test_order_random(unsigned seed, bool spine)
 
 	T_EQ_INT(perfspy_folder__new(&f), 0);
 	srand(seed);
-	for (k = 0; k < 3000; k++) {
+	for (k = 0; k < stacks; k++) {
 		const char *st[66];
 		size_t p = spine ? (size_t)rand() % 61 : 0;
 		size_t d = p + (size_t)rand() % 6 + (spine && p ? 0 : 1), j;
@@ -53,6 +55,8 @@ static void test_order_random(unsigned seed, bool spine)
 			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
 		perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20));
 	}
+	if (stacks > 16384)
+		T(perfspy_folder__nr_stacks(f) > 16384); /* two threads sort */
 	out = write_str(f);
 	lines = calloc(perfspy_folder__nr_stacks(f) + 1, sizeof(*lines));
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -116,9 +120,11 @@ int main(void)
 	}
 	perfspy_folder__free(f);
 	perfspy_folder__free(NULL);
-	test_order_random(7, false);
-	test_order_random(11, true);
-	test_order_random(12, true);
+	test_order_random(7, false, 3000);
+	test_order_random(11, true, 3000);
+	test_order_random(13, true, 60000);
+	test_order_random(17, false, 60000);
+	test_order_random(12, true, 3000);
 	/* A folder holding only the empty stack (py-spy's " 7" line). */
 	T_EQ_INT(perfspy_folder__new(&f), 0);
 	T_EQ_INT(perfspy_folder__add(f, NULL, 0, 7), 0);
