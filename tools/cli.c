@@ -438,15 +438,93 @@ void cli_out_abort(struct cli_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/*
+ * Blocks for a temporary output file ahead of its writes. ext4 reserves
+ * a delayed block for each page a write() fills; into blocks that
+ * fallocate() gave the file the same writes cost less: 114 MB in 1 MB
+ * writes took 20-45 ms into a new file and 11.5-12.3 ms after one
+ * fallocate() of 0.0-0.3 ms on this project's machine, and on tmpfs 57-59
+ * ms against 46-48 ms with the fallocate() (docs/design.md §6.11). The
+ * file grows ahead in steps of its size so far, 4 MB to 64 MB, from its
+ * first MB on (smaller outputs never call it); cli_write_output() cuts
+ * it back to what was written. Where fallocate() fails (a file system
+ * without it, a full disk) the writes go on without it, as before.
+ */
+struct prealloc {
+	int fd;
+	off_t done, alloc;
+	bool off;
+};
+
+#define PREALLOC_FROM ((off_t)1 << 20)
+#define PREALLOC_MIN ((off_t)4 << 20)
+#define PREALLOC_MAX ((off_t)64 << 20)
+
+static ssize_t prealloc_write(void *cookie, const char *buf, size_t n)
+{
+	struct prealloc *pa = cookie;
+	size_t left = n;
+	ssize_t w;
+
+	if (!pa->off && pa->done + (off_t)n > pa->alloc &&
+	    pa->done + (off_t)n > PREALLOC_FROM) {
+		off_t end = pa->done + (off_t)n, step = end;
+
+		step = step < PREALLOC_MIN ? PREALLOC_MIN : step > PREALLOC_MAX ? PREALLOC_MAX : step;
+		if (fallocate(pa->fd, 0, pa->alloc, end + step - pa->alloc) == 0)
+			pa->alloc = end + step;
+		else
+			pa->off = true;
+	}
+	while (left) {
+		w = write(pa->fd, buf, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		buf += w;
+		left -= (size_t)w;
+		pa->done += w;
+	}
+	/* A short count tells stdio the rest failed; errno says why. */
+	return left == n ? -1 : (ssize_t)(n - left);
+}
+
+/* The cookie's close: the descriptor is the cli_out's, closed there. */
+static int prealloc_close(void *cookie)
+{
+	(void)cookie;
+	return 0;
+}
+
 int cli_write_output(const char *path, const char *name,
 		     int (*write_fn)(void *ctx, FILE *f), void *ctx)
 {
 	struct cli_out o;
+	struct prealloc pa = { .fd = -1 };
+	FILE *f = NULL;
 	int err;
 
 	if (cli_out_open(&o, path))
 		return -1;
-	err = write_fn(ctx, o.f);
+	/* A temporary file of ours: written through the preallocating
+	 * stream (no buffer of its own: the writers buffer). */
+	if (o.path && fflush(o.f) == 0) {
+		pa.fd = fileno(o.f);
+		f = fopencookie(&pa, "w", (cookie_io_functions_t){
+			.write = prealloc_write, .close = prealloc_close });
+		if (f)
+			setvbuf(f, NULL, _IONBF, 0);
+	}
+	err = write_fn(ctx, f ? f : o.f);
+	if (f) {
+		if (!err && (fflush(f) != 0 || ferror(f)))
+			err = -EIO;
+		fclose(f);
+		/* What was allocated past the end goes. */
+		if (!err && pa.alloc > pa.done && ftruncate(pa.fd, pa.done) != 0)
+			err = -errno;
+	}
 	if (err) {
 		cli_out_abort(&o);
 		cli_fail(name, err, NULL);

@@ -306,6 +306,25 @@ else
 	fail "-o EXISTING: $(ls -la "$SCRATCH/real")"
 fi
 rm -f "$SCRATCH/real/swap.txt" "$SCRATCH/real/hard.txt"
+# A large output is written into blocks allocated ahead (cli.c prealloc):
+# the file ends at its last byte, holds no more blocks than its bytes
+# need, and has the bytes stdout gets. 60,000 folded stacks, 3.5 MB.
+awk 'BEGIN { for (i = 0; i < 60000; i++)
+	printf "main (big.c:1);work_%05d (big.c:%d);leaf_%03d (big.c:9) %d\n", i, i % 97, i % 211, i % 7 + 1 }' \
+	>"$SCRATCH/big.txt"
+"$PERFSPY" convert -q -i "$SCRATCH/big.txt" -o "$SCRATCH/big.out" ||
+	fail "convert of 60,000 folded stacks"
+"$PERFSPY" convert -q -i "$SCRATCH/big.txt" -o - >"$SCRATCH/big.stdout" ||
+	fail "convert of 60,000 folded stacks to stdout"
+size=$(stat -c %s "$SCRATCH/big.out")
+blocks=$(stat -c '%b * %B' "$SCRATCH/big.out")
+if [ "$size" -gt 2000000 ] && cmp -s "$SCRATCH/big.out" "$SCRATCH/big.stdout" &&
+	[ $((blocks)) -le $((size + 1048576)) ] && [ -z "$(find "$SCRATCH" -name '.big.out.tmp*')" ]; then
+	pass "-o of $size bytes: the bytes of stdout, $((blocks)) bytes allocated, no temporary left"
+else
+	fail "-o of $size bytes: $((blocks)) bytes allocated, $(cmp "$SCRATCH/big.out" "$SCRATCH/big.stdout" 2>&1)"
+fi
+rm -f "$SCRATCH/big.txt" "$SCRATCH/big.out" "$SCRATCH/big.stdout"
 ln -s real/new.txt "$SCRATCH/dangling.txt"
 expect_exit 0 "convert -o DANGLING-SYMLINK" "$PERFSPY" convert -q -i "$data" -o "$SCRATCH/dangling.txt"
 if [ -L "$SCRATCH/dangling.txt" ] && cmp -s "$SCRATCH/real/new.txt" "$SCRATCH/opt.txt"; then
