@@ -368,11 +368,10 @@ int cli_out_open(struct cli_out *o, const char *path)
  * temporary name: a plain rename() over an existing file makes ext4 start
  * writeback of the new file's delayed-allocation blocks at once (its
  * auto_da_alloc option, on by default: the kernel's
- * Documentation/admin-guide/ext4.rst), which cost 33-52
- * ms for a 114 MB output on this project's machine and slowed the next
- * writes to the disk for seconds: re-running a conversion into the same
- * file took 0.21-0.47 s against 0.15-0.17 s into a new one (docs/design.md
- * §6.11). Where the exchange is not to be had (an older kernel or another
+ * Documentation/admin-guide/ext4.rst), which cost 33-52 ms for a 114 MB
+ * output on this project's machine and slowed the next writes to the
+ * disk for seconds: re-running a conversion into the same file took
+ * 0.21-0.47 s against 0.15-0.17 s into a new one (docs/design.md §6.11). Where the exchange is not to be had (an older kernel or another
  * file system, no file to replace), rename().
  */
 static int replace(const char *tmp, const char *path)
@@ -466,6 +465,8 @@ static ssize_t prealloc_write(void *cookie, const char *buf, size_t n)
 	size_t left = n;
 	ssize_t w;
 
+	if (!n)
+		return 0;
 	if (!pa->off && pa->done + (off_t)n > pa->alloc &&
 	    pa->done + (off_t)n > PREALLOC_FROM) {
 		off_t end = pa->done + (off_t)n, step = end;

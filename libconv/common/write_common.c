@@ -31,9 +31,9 @@ int wout_init(struct wout *w, FILE *out)
  * most of it ext4 reserving delayed blocks page by page, while the
  * formatting of the next lines waited. Past its first 4 MB the sink
  * hands full buffers to a thread and fills the next, WOUT_BUFS in a
- * ring. Only the thread
- * touches the FILE until wout_finish() joins it, so the bytes reach it in
- * order and the caller finds it as a synchronous sink leaves it.
+ * ring (docs/design.md §6.11). Only the thread touches the FILE until
+ * wout_finish() joins it, so the bytes reach it in order and the caller
+ * finds it as a synchronous sink leaves it.
  *
  * Both sides poll the ring for a while before they sleep: a hand-over
  * comes every few tens of us, and waking a sleeping thread costs about as
