@@ -205,7 +205,7 @@ static int open_common(struct perfspy_session *s, int fd, const void *mem,
 
 	/* A second CPU warms the mapping ahead (docs/design.md §6.5);
 	 * files this small are read before a thread is worth starting. */
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	if (online_cpus() > 1)
 		ro.warm_min = 8u << 20;
 
 	return mem ? rd_open_mem(&s->rd, mem, len, &ro) :

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 struct fold_stack {
 	u64 count;
@@ -438,9 +437,6 @@ static int cmp_stacks_from(const struct perfspy_folder *f, const struct fold_sta
  * rule holds; distinct stacks never compare equal, so the order is the one
  * any sort gives.
  */
-static void sort_idx(const struct perfspy_folder *f, u32 *v, u32 *h,
-		     u32 *tv, u32 *th, size_t n);
-
 /* The merge of v[0, m) and v[m, n), each sorted with its counts in @h,
  * through the scratch @tv and @th. */
 static void merge_idx(const struct perfspy_folder *f, u32 *v, u32 *h,
@@ -533,17 +529,12 @@ static void *sort_half_main(void *arg)
 static void sort_top(const struct perfspy_folder *f, u32 *v, u32 *h, u32 *tv,
 		     u32 *th, size_t n)
 {
-	static long cpus; /* 0: not asked yet; a racing caller asks too */
-	long c = __atomic_load_n(&cpus, __ATOMIC_RELAXED);
 	size_t m = n / 2;
 	struct sort_half a = { f, v + m, h + m, tv + m, th + m, n - m };
 	pthread_t t;
 
-	if (n >= SORT_PAR_MIN && !c) {
-		c = sysconf(_SC_NPROCESSORS_ONLN);
-		__atomic_store_n(&cpus, c > 0 ? c : 1, __ATOMIC_RELAXED);
-	}
-	if (n < SORT_PAR_MIN || c < 2 || pthread_create(&t, NULL, sort_half_main, &a)) {
+	if (n < SORT_PAR_MIN || online_cpus() < 2 ||
+	    pthread_create(&t, NULL, sort_half_main, &a)) {
 		sort_idx(f, v, h, tv, th, n);
 		return;
 	}

@@ -217,6 +217,19 @@ static ssize_t thp_sysfs(const char *name, char *buf, size_t size)
 	return n;
 }
 
+long online_cpus(void)
+{
+	static long cached; /* 0: not asked yet; a racing caller asks too */
+	long n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!n) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		n = n > 0 ? n : 1;
+		__atomic_store_n(&cached, n, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 size_t pmd_map_size(void)
 {
 	static size_t cached; /* 0: not read yet; a racing caller reads too */
@@ -336,18 +349,12 @@ static void *big_warm_main(void *arg)
 void big_warm_start(struct big_warm *w, void *p, size_t bytes)
 {
 #ifndef BIG_CALLOC_ONLY
-	static long cpus; /* 0: not asked yet; a racing caller asks too */
 	struct big_warm_job *j;
-	long n = __atomic_load_n(&cpus, __ATOMIC_RELAXED);
 
 	if (w->on || !p || !bytes)
 		return;
-	if (!n) {
-		n = sysconf(_SC_NPROCESSORS_ONLN);
-		__atomic_store_n(&cpus, n > 0 ? n : 1, __ATOMIC_RELAXED);
-	}
 	/* On one CPU the thread would only take turns with the caller. */
-	if (n < 2 || !(j = malloc(sizeof(*j))))
+	if (online_cpus() < 2 || !(j = malloc(sizeof(*j))))
 		return;
 	*j = (struct big_warm_job){ p, bytes };
 	if (pthread_create(&w->th, NULL, big_warm_main, j)) {

@@ -68,6 +68,10 @@ static inline int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
 /* calloc/realloc with overflow checks; NULL on failure. */
 void *xreallocarray(void *p, size_t n, size_t size);
 
+/* The online CPUs (sysconf, asked once; at least 1): where a helper
+ * thread has a CPU of its own to run on. */
+long online_cpus(void);
+
 /*
  * The span one page-table entry above the last level maps (2 MB on
  * x86-64 with 4 KB pages; /sys/kernel/mm/transparent_hugepage/
