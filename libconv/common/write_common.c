@@ -193,8 +193,10 @@ static void wout_flush(struct wout *w)
 		w->len = 0;
 		return;
 	}
+	/* On one CPU the thread would only take turns with this one, and
+	 * each side's polling would spin while the other cannot run. */
 	if (!w->pipe && !w->no_pipe && w->len == w->cap && ++w->flushes > WOUT_SYNC)
-		w->no_pipe = !pipe_start(w);
+		w->no_pipe = online_cpus() < 2 || !pipe_start(w);
 	if ((p = w->pipe)) {
 		pipe_hand(w);
 		pipe_wait(p, has_room);
