@@ -1377,6 +1377,59 @@ static int start_stacks(struct perfspy_session *s,
 	return err;
 }
 
+/*
+ * The DSOs the header lists as hit by user-space samples, opened on a
+ * thread while the pass reads (frames/dso_ahead.c, docs/design.md
+ * §6.14): for a pass that names frames with the session's own
+ * symbolizer, over every thread (a filter would leave most of them
+ * unused), with a CPU to spare. The machine model takes a name's last
+ * header entry (mach_add_build_id()), so that one is queued.
+ */
+static int open_ahead(struct perfspy_session *s)
+{
+	const struct perfspy_convert_opts *o = s->copts;
+	struct sym_ahead_dso *v;
+	struct strset names;
+	size_t i, n = 0;
+	int err = 0;
+	u32 id;
+
+	if (!s->folder || s->rsym || !s->rd.nr_build_ids || OPTS_GET(o, pid, 0) ||
+	    OPTS_GET(o, tid, 0) || OPTS_GET(o, comm, NULL) || online_cpus() < 2)
+		return 0;
+	v = calloc(s->rd.nr_build_ids, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	strset_init(&names);
+	for (i = s->rd.nr_build_ids; i-- > 0 && !err;) {
+		const struct rd_build_id *b = &s->rd.build_ids[i];
+		int r;
+
+		if (b->cpumode != PERF_RECORD_MISC_USER || b->filename[0] != '/' ||
+		    !b->size || b->size > 20)
+			continue;
+		r = strset_add(&names, b->filename, strlen(b->filename), &id);
+		if (r < 0)
+			err = r;
+		else if (r == 1)
+			v[n++] = (struct sym_ahead_dso){
+				.name = b->filename, .bid = b->id, .bid_size = b->size,
+				.no_dwarf = py_is_interpreter_dso(b->filename) };
+	}
+	/* Back to the header's order (dso_ahead.c takes it from the end). */
+	for (i = 0; i < n / 2; i++) {
+		struct sym_ahead_dso t = v[i];
+
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = t;
+	}
+	if (!err)
+		err = sym_open_ahead(s->sym, v, n);
+	strset_free(&names);
+	free(v);
+	return err;
+}
+
 /* A pass's fresh state: machine, build ids, stacks (naming frames
  * through the shared symbolizer in a split conversion). */
 static int pass_prepare(struct perfspy_session *s)
@@ -1387,6 +1440,8 @@ static int pass_prepare(struct perfspy_session *s)
 	err = mach_idle_thread(&s->mach);
 	if (!err)
 		err = load_build_ids(s);
+	if (!err)
+		err = open_ahead(s);
 	if (!err)
 		err = start_stacks(s, s->copts);
 	if (!err && s->rsym)

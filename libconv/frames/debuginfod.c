@@ -214,6 +214,16 @@ static Elf *query(struct sym_dfd *d, struct sym_dso *dso, const u8 *bid, size_t 
 	return elf_from_fd(fd);
 }
 
+bool sym_debuginfod_wanted(const struct sym_ctx *ctx)
+{
+	return wanted(ctx);
+}
+
+bool sym_debuginfod_lacks(const struct sym_dso *dso)
+{
+	return !dso->dbg && !(dso->elf && has_debug_info(dso->elf));
+}
+
 void sym_debuginfod_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 {
 	const void *p = NULL;
@@ -222,7 +232,7 @@ void sym_debuginfod_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 	struct sym_dfd *d;
 	ssize_t k;
 
-	if (dso->dbg || !wanted(ctx) || (dso->elf && has_debug_info(dso->elf)))
+	if (!wanted(ctx) || !sym_debuginfod_lacks(dso))
 		return;
 	if (!n && dso->elf && (k = dwelf_elf_gnu_build_id(dso->elf, &p)) > 0 &&
 	    k <= BUILD_ID_MAX) {

@@ -40,7 +40,9 @@ int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n
 {
 	struct sym_dso_info *v;
 	struct sym_dso *d;
-	size_t pos = 0, k = 0, nr = ctx->dsos.nr;
+	/* The DSOs sym_dso_get() named: not the ones made only to be
+	 * opened ahead (dso_ahead.c). */
+	size_t pos = 0, k = 0, nr = ctx->stats.dsos;
 
 	if (ctx->dso_list && ctx->dso_list_n == nr) {
 		*out = ctx->dso_list;
@@ -51,6 +53,8 @@ int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n
 	if (!v)
 		return -ENOMEM;
 	while (k < nr && (d = sym_dso_next(ctx, &pos))) {
+		if (d->unseen)
+			continue;
 		v[k].path = d->name;
 		v[k].build_id = NULL;
 		if (d->bid_size && !(v[k].build_id = hex_of(ctx, d->bid, d->bid_size))) {

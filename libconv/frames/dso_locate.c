@@ -354,10 +354,21 @@ static void locate_self_vdso(struct sym_ctx *ctx, struct sym_dso *dso)
  * perf's cache keeps a copy of the [vdso] image. */
 void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 {
+	if (sym_dso_locate_local(ctx, dso))
+		sym_debuginfod_locate(ctx, dso);
+	sym_dso_locate_end(dso);
+}
+
+/* The local candidates, the servers' turn left to the caller (true if
+ * they may be asked: not a pseudo map). Reads only @dso and @ctx's
+ * options, and counts into @ctx->stats: dso_ahead.c runs it on its own
+ * thread with a ctx of its own. */
+bool sym_dso_locate_local(struct sym_ctx *ctx, struct sym_dso *dso)
+{
 	bool pseudo = is_pseudo(dso->name);
 
 	if (pseudo && strcmp(dso->name, "[vdso]"))
-		return;
+		return false;
 	if (dso->bid_size && ctx->buildid_dir)
 		locate_cache(ctx, dso);
 	if (!dso->elf && pseudo)
@@ -368,8 +379,11 @@ void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso)
 		locate_debug(ctx, dso);
 	if (!dso->dbg && dso->elf && !pseudo)
 		locate_debuglink(ctx, dso);
-	if (!pseudo)
-		sym_debuginfod_locate(ctx, dso);
+	return !pseudo;
+}
+
+void sym_dso_locate_end(struct sym_dso *dso)
+{
 	/* A debug file alone is useful only for its .symtab. */
 	if (!dso->elf && dso->dbg && !elf_has_section(dso->dbg, SHT_SYMTAB)) {
 		elf_end(dso->dbg);

@@ -83,6 +83,123 @@ struct sym_dso *sym_dso_next(const struct sym_ctx *ctx, size_t *pos)
 	return e ? e->d : NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* DSOs opened ahead: the converting thread's side (dso_ahead.c has the
+ * thread's; docs/design.md §6.14)                                    */
+
+/* Wait until the thread is off @d; its state then. A queued DSO
+ * becomes the caller's. Only a busy one needs the thread (d->ahead_by),
+ * and a DSO is busy only while its thread runs. */
+static int settle(struct sym_dso *d)
+{
+	struct sym_ahead *a = d->ahead_by;
+	int s = AHEAD_QUEUED;
+
+	if (__atomic_compare_exchange_n(&d->ahead, &s, AHEAD_MINE, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		return AHEAD_MINE;
+	if (s == AHEAD_BUSY) {
+		pthread_mutex_lock(&a->mu);
+		while ((s = __atomic_load_n(&d->ahead, __ATOMIC_ACQUIRE)) == AHEAD_BUSY)
+			pthread_cond_wait(&a->cv, &a->mu);
+		pthread_mutex_unlock(&a->mu);
+	}
+	return s;
+}
+
+static bool ahead_settle(struct sym_dso *dso)
+{
+	int s;
+
+	if (__atomic_load_n(&dso->ahead, __ATOMIC_ACQUIRE) == AHEAD_NONE)
+		return false;
+	s = settle(dso);
+	return s == AHEAD_DONE || s == AHEAD_PARTIAL;
+}
+
+static void say_notes(struct sym_ctx *ctx, struct sym_dso *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnotes; i++) {
+		log_msg(ctx->log, d->notes[i].level, "%s", d->notes[i].text);
+		free(d->notes[i].text);
+	}
+	free(d->notes);
+	d->notes = NULL;
+	d->nnotes = d->cap_notes = 0;
+}
+
+/* The counters sym_dso_locate_local() and sym_dso_load() move: all
+ * the open adds (the rest count lookups, on the converting thread). */
+static void add_stats(struct sym_stats *to, const struct sym_stats *s)
+{
+	to->dsos_found += s->dsos_found;
+	to->dsos_missing += s->dsos_missing;
+	to->build_id_mismatch += s->build_id_mismatch;
+}
+
+static int ahead_take(struct sym_ctx *ctx, struct sym_dso *dso, int *err)
+{
+	int s;
+
+	*err = 0;
+	if (__atomic_load_n(&dso->ahead, __ATOMIC_ACQUIRE) == AHEAD_NONE)
+		return 0;
+	s = settle(dso);
+	if (s == AHEAD_MINE)
+		return 0;
+	/* Said and counted where the converting thread's own open would
+	 * have: sym_dso_locate(), then sym_dso_load(). */
+	say_notes(ctx, dso);
+	add_stats(&ctx->stats, &dso->ahead_stats);
+	ctx->stats.dsos_ahead++;
+	dso->opened = true;
+	__atomic_store_n(&dso->ahead, AHEAD_MINE, __ATOMIC_RELAXED);
+	if (s == AHEAD_PARTIAL) {
+		sym_debuginfod_locate(ctx, dso);
+		sym_dso_locate_end(dso);
+		*err = sym_dso_load(ctx, dso);
+	} else {
+		*err = dso->ahead_err;
+	}
+	return 1;
+}
+
+void sym_ahead_drain(struct sym_ctx *ctx)
+{
+	struct sym_ahead *a = ctx->ahead;
+
+	if (a && a->n && !a->joined) {
+		pthread_join(a->th, NULL);
+		a->joined = true;
+	}
+}
+
+void sym_ahead_stop(struct sym_ctx *ctx)
+{
+	struct sym_ahead *a = ctx->ahead;
+
+	if (!a)
+		return;
+	__atomic_store_n(&a->stop, true, __ATOMIC_RELAXED);
+	sym_ahead_drain(ctx);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	free(a->q);
+	free(a);
+	ctx->ahead = NULL;
+}
+
+static void ahead_free_dso(struct sym_dso *dso)
+{
+	size_t i;
+
+	for (i = 0; i < dso->nnotes; i++)
+		free(dso->notes[i].text);
+	free(dso->notes);
+}
+
 int sym_ctx_new(const struct sym_opts *opts, struct sym_ctx **out)
 {
 	struct sym_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -148,6 +265,7 @@ static void dso_free(struct sym_dso *d)
 	}
 	free(d->zbufs);
 	free(d->mem_image);
+	ahead_free_dso(d);
 	free(d);
 }
 
@@ -158,6 +276,7 @@ void sym_ctx_free(struct sym_ctx *ctx)
 
 	if (!ctx)
 		return;
+	sym_ahead_stop(ctx); /* before its DSOs go */
 	while ((e = htab_next(&ctx->dsos, &pos)))
 		dso_free(e->d);
 	htab_free(&ctx->dsos);
@@ -200,6 +319,12 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 		const u8 *build_id, size_t build_id_size,
 		struct sym_dso **out)
 {
+	return sym_dso_make(ctx, filename, build_id, build_id_size, true, out);
+}
+
+int sym_dso_make(struct sym_ctx *ctx, const char *filename, const u8 *build_id,
+		 size_t build_id_size, bool seen, struct sym_dso **out)
+{
 	size_t n = build_id_size < BUILD_ID_MAX ? build_id_size : BUILD_ID_MAX;
 	u64 h = hash_bytes(filename, strlen(filename), 0);
 	struct dso_key key;
@@ -213,7 +338,12 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 		return -ENOMEM;
 	e = htab_probe(&ctx->dsos, h, dso_eq, &key);
 	if (htab_used(e)) {
-		*out = e->d;
+		d = e->d;
+		if (seen && d->unseen) {
+			d->unseen = false;
+			ctx->stats.dsos++;
+		}
+		*out = d;
 		return 0;
 	}
 	d = calloc(1, sizeof(*d));
@@ -228,7 +358,8 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 	d->bid_size = n;
 	e->d = d;
 	htab_claim(&ctx->dsos, e, h);
-	ctx->stats.dsos++;
+	d->unseen = !seen;
+	ctx->stats.dsos += seen;
 	*out = d;
 	return 0;
 }
@@ -238,7 +369,8 @@ void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
 {
 	size_t n = size < BUILD_ID_MAX ? size : BUILD_ID_MAX;
 
-	if (dso->opened)
+	/* Opened ahead (dso_ahead.c) counts as opened. */
+	if (ahead_settle(dso) || dso->opened)
 		return;
 	if (!build_id || !sym_bid_trim(build_id, n))
 		n = 0;
@@ -251,6 +383,7 @@ void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf)
 {
 	if (dso->no_dwarf == no_dwarf)
 		return;
+	ahead_settle(dso);
 	dso->no_dwarf = no_dwarf;
 	/* Cached frames were made under the other setting. */
 	htab_free(&dso->cache);
@@ -602,10 +735,28 @@ static struct sym_ent *sym_find(const struct sym_dso *dso, u64 addr)
 
 static int dso_open(struct sym_ctx *ctx, struct sym_dso *dso)
 {
-	int err;
-
 	dso->opened = true;
 	sym_dso_locate(ctx, dso);
+	return sym_dso_load(ctx, dso);
+}
+
+/* The gate of every use of a DSO that may not be open yet: opened by
+ * dso_ahead.c's thread, or here. */
+static int dso_ready(struct sym_ctx *ctx, struct sym_dso *dso)
+{
+	int err;
+
+	if (dso->opened)
+		return 0;
+	if (ahead_take(ctx, dso, &err))
+		return err;
+	return dso_open(ctx, dso);
+}
+
+int sym_dso_load(struct sym_ctx *ctx, struct sym_dso *dso)
+{
+	int err;
+
 	if (!dso->elf && !dso->dbg) {
 		ctx->stats.dsos_missing++;
 		pr_debug(ctx->log, "%s: no usable file", dso->name);
@@ -959,6 +1110,11 @@ static Dwarf *dso_dwarf(struct sym_dso *d)
 	return d->dw;
 }
 
+Dwarf *sym_dso_dwarf(struct sym_dso *d)
+{
+	return dso_dwarf(d);
+}
+
 /* Whether @elf has a .debug_frame section (SHF_COMPRESSED or the GNU
  * .zdebug_frame form). */
 static bool has_debug_frame(Elf *elf)
@@ -997,7 +1153,7 @@ int sym_dso_unwind_info(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 	int err;
 
 	*eh = NULL;
-	if (!dso->opened && (err = dso_open(ctx, dso)))
+	if ((err = dso_ready(ctx, dso)))
 		return err;
 	if (!dso->found || !off_to_vaddr(dso, file_off, vaddr))
 		return -ENOENT;
@@ -1028,8 +1184,7 @@ Dwarf_CFI *sym_dso_debug_cfi(struct sym_dso *dso)
 
 bool sym_dso_found(struct sym_ctx *ctx, struct sym_dso *dso)
 {
-	if (!dso->opened)
-		dso_open(ctx, dso);
+	dso_ready(ctx, dso);
 	return dso->found;
 }
 
@@ -1317,7 +1472,7 @@ int sym_dso_fde_range(struct sym_ctx *ctx, struct sym_dso *dso, u64 vaddr,
 {
 	int err;
 
-	if (!dso->opened && (err = dso_open(ctx, dso)))
+	if ((err = dso_ready(ctx, dso)))
 		return err;
 	return dso->found ? fde_find(dso, vaddr, start, end) : 0;
 }
@@ -1434,7 +1589,7 @@ int sym_resolve_once(struct sym_ctx *ctx, struct sym_dso *dso, u64 file_off,
 	ctx->stats.resolves++;
 	if (!dso)
 		return 0;
-	if (!dso->opened && (err = dso_open(ctx, dso)))
+	if ((err = dso_ready(ctx, dso)))
 		return err;
 	if (!dso->found)
 		return 0;

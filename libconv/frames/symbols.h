@@ -42,6 +42,7 @@ struct sym_stats {
 	u64 build_id_mismatch; /* candidate files rejected for their build id */
 	u64 resolves;	       /* sym_resolve() calls */
 	u64 cache_misses;      /* of those, resolved without the cache */
+	u64 dsos_ahead;	       /* opened by sym_open_ahead()'s thread */
 };
 
 void sym_ctx_stats(const struct sym_ctx *ctx, struct sym_stats *out);
@@ -64,6 +65,25 @@ int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n
 int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 		const u8 *build_id, size_t build_id_size,
 		struct sym_dso **out);
+
+/*
+ * Open the DSOs @v[0..@n) (a recording's header list: the files its
+ * samples hit) on a thread of their own while the caller goes on
+ * (dso_ahead.c, docs/design.md §6.14). Each is made as sym_dso_get()
+ * would make it, but counted and listed only once sym_dso_get() names
+ * it; whichever thread opens a DSO, its messages and counters come when
+ * it is first used, as if opened then. Once per ctx; stopped by
+ * sym_ctx_free(). 0 (also when no thread could be had) or -ENOMEM.
+ */
+struct sym_ahead_dso {
+	const char *name;
+	const u8 *bid;
+	size_t bid_size;
+	bool no_dwarf; /* sym_dso_set_no_dwarf() */
+};
+int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n);
+/* Wait until that thread has opened every DSO still queued (tests). */
+void sym_ahead_drain(struct sym_ctx *ctx);
 
 /* Set/replace the recorded build id of a DSO (BUILD_ID feature may come
  * after the MMAP that created it). Ignored once the DSO was opened. */

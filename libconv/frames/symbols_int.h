@@ -16,6 +16,7 @@
 #include "common/hash.h"
 
 #include <elfutils/libdw.h>
+#include <pthread.h>
 
 #define BUILD_ID_MAX 64
 
@@ -86,6 +87,17 @@ struct sym_dso {
 	 * FDE_END_NONE when it cannot be read, 0 when not read yet; NULL
 	 * until the first unnamed frame. */
 	u64 *fde_end;
+	/* dso_ahead.c: the thread's state for this DSO (AHEAD_*, atomic;
+	 * 0: never queued), and what its open said and counted, kept
+	 * for sym_ahead_take() to pass on. `unseen`: made for the thread
+	 * only, not yet named by sym_dso_get() (not counted or listed). */
+	int ahead;
+	struct sym_ahead *ahead_by; /* while queued or busy */
+	bool unseen;
+	int ahead_err;
+	struct ahead_note *notes;
+	size_t nnotes, cap_notes;
+	struct sym_stats ahead_stats;
 };
 
 struct sym_ctx {
@@ -121,6 +133,7 @@ struct sym_ctx {
 	struct sym_dfd *dfd; /* debuginfod.c's client, made on first use */
 	struct sym_dso_info *dso_list; /* dso_list.c's last list */
 	size_t dso_list_n;
+	struct sym_ahead *ahead; /* dso_ahead.c's thread, NULL if none */
 };
 
 /* symbols.c */
@@ -129,8 +142,12 @@ int sym_rank_cmp(u8 ba, bool sa, const char *na, u8 bb, bool sb,
 		 const char *nb);
 
 /* dso_locate.c: find and open the DSO's ELF file and debug file (sets
- * dso->elf and dso->dbg, either may stay NULL). */
+ * dso->elf and dso->dbg, either may stay NULL). In two steps for
+ * dso_ahead.c: the local candidates (true when the servers may be asked
+ * next), then the end (drops a debug file that is of no use alone). */
 void sym_dso_locate(struct sym_ctx *ctx, struct sym_dso *dso);
+bool sym_dso_locate_local(struct sym_ctx *ctx, struct sym_dso *dso);
+void sym_dso_locate_end(struct sym_dso *dso);
 /* Length of build id @b without perf.data's zero padding. */
 size_t sym_bid_trim(const u8 *b, size_t n);
 /* Build ids equal modulo that padding. */
@@ -152,6 +169,54 @@ int sym_dwarf_frames(struct sym_ctx *ctx, struct sym_dso *d, u64 pc,
  * did not find (dso->elf, dso->dbg); the client's end. */
 void sym_debuginfod_locate(struct sym_ctx *ctx, struct sym_dso *dso);
 void sym_debuginfod_end(struct sym_ctx *ctx);
+/* Whether servers are to be asked at all ($DEBUGINFOD_URLS, the option),
+ * and whether sym_debuginfod_locate() would ask them for @dso when they
+ * are: reads @dso only, for any thread. */
+bool sym_debuginfod_wanted(const struct sym_ctx *ctx);
+bool sym_debuginfod_lacks(const struct sym_dso *dso);
+
+/* symbols.c, for dso_ahead.c: sym_dso_get() that counts and lists the
+ * DSO only when @seen (sym_dso_get() later sees it); after sym_dso_locate(), the segments and
+ * symbols (counted in @ctx->stats); the DSO's DWARF, opened once. */
+int sym_dso_make(struct sym_ctx *ctx, const char *filename, const u8 *build_id,
+		 size_t build_id_size, bool seen, struct sym_dso **out);
+int sym_dso_load(struct sym_ctx *ctx, struct sym_dso *dso);
+Dwarf *sym_dso_dwarf(struct sym_dso *d);
+
+/* DSOs opened on a thread ahead of their first use (docs/design.md
+ * §6.14): the thread's side in dso_ahead.c, the converting thread's (the
+ * gate every use of an unopened DSO passes, the hand-over, the end) in
+ * symbols.c. A DSO's state, sym_dso.ahead: */
+enum {
+	AHEAD_NONE,    /* never queued */
+	AHEAD_QUEUED,
+	AHEAD_BUSY,    /* the thread opens it */
+	AHEAD_DONE,
+	AHEAD_PARTIAL, /* located locally; debuginfod and the rest to do */
+	AHEAD_MINE,    /* the converting thread's */
+};
+
+struct ahead_note {
+	int level;
+	char *text;
+};
+
+struct sym_ahead {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a DSO left AHEAD_BUSY */
+	bool stop;	   /* (atomic) */
+	bool joined;
+	bool debuginfod;   /* the session asks servers: sym_debuginfod_wanted() */
+	struct sym_dso **q;
+	size_t n;
+	struct sym_ctx own; /* the thread's: options, log, counters */
+	struct log_sink log;
+	struct sym_dso *cur; /* whose messages the log keeps */
+};
+
+/* symbols.c: stop and join the thread, free it (sym_ctx_free()). */
+void sym_ahead_stop(struct sym_ctx *ctx);
 
 /* The DSOs in table order, from *@pos = 0 on; NULL after the last. */
 struct sym_dso *sym_dso_next(const struct sym_ctx *ctx, size_t *pos);

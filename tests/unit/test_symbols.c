@@ -856,6 +856,149 @@ static void test_libc(void)
 	sym_ctx_free(ctx);
 }
 
+/* ---- DSOs opened ahead (dso_ahead.c) ---- */
+
+struct log_all {
+	char text[8192];
+	size_t len;
+};
+
+static void log_all_fn(void *ctx, int level, const char *msg)
+{
+	struct log_all *l = ctx;
+	int n = snprintf(l->text + l->len, sizeof(l->text) - l->len, "%d %s\n", level, msg);
+
+	if (n > 0 && l->len + (size_t)n < sizeof(l->text))
+		l->len += (size_t)n;
+}
+
+/*
+ * What one pass sees: DSOs named (sym_dso_get) and resolved in an
+ * order, with their messages, counters, frames and list. @ahead: the
+ * DSOs are first given to sym_open_ahead() (@drain: and the thread let
+ * finish, so it opened all of them; else the resolves race it).
+ */
+struct ahead_run {
+	struct log_all log;
+	struct sym_stats st;
+	char frames[2048];
+	size_t listed, listed_before;
+};
+
+static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
+		       bool ahead, bool drain, struct ahead_run *r)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir, .log = NULL,
+				 .no_debuginfod = true };
+	struct log_sink sink = { .fn = log_all_fn, .ctx = &r->log, .level = LOG_DEBUG };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	const struct sym_dso_info *list;
+	struct sym_ctx *ctx;
+	size_t i, pos = 0;
+	int k, m;
+
+	memset(r, 0, sizeof(*r));
+	opts.log = &sink;
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	if (ahead) {
+		T_EQ_INT(sym_open_ahead(ctx, v, n), 0);
+		/* Made for the thread, not named yet: not listed. */
+		T_EQ_INT(sym_dso_list(ctx, &list, &r->listed_before), 0);
+		if (drain)
+			sym_ahead_drain(ctx);
+	}
+	/* Named and used last first: the thread works first first. */
+	for (i = n; i-- > 0;) {
+		struct sym_dso *d;
+
+		T_EQ_INT(sym_dso_get(ctx, v[i].name, v[i].bid, v[i].bid_size, &d), 0);
+		sym_dso_set_no_dwarf(d, v[i].no_dwarf);
+		k = sym_resolve(ctx, d, offs[i], false, fr);
+		T(k >= 0);
+		for (m = 0; m < k; m++)
+			pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos,
+						"%s:%s:%d;", fr[m].func ? fr[m].func : "?",
+						fr[m].file ? fr[m].file : "?", fr[m].line);
+		pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos, "|%d\n",
+					sym_dso_found(ctx, d));
+	}
+	T_EQ_INT(sym_dso_list(ctx, &list, &r->listed), 0);
+	sym_ctx_stats(ctx, &r->st);
+	sym_ctx_free(ctx);
+}
+
+/*
+ * Whichever thread opens a DSO, the conversion sees the same: the same
+ * messages in the same order (said at first use), counters, frames and
+ * DSO list. Four DSOs: the fixture (its build id), the fixture under a
+ * build id it does not have (a warning, a mismatch counted, not found),
+ * libc (symbols and, with libc6-dbg, DWARF), a missing file.
+ */
+static void test_ahead(void)
+{
+	static const u8 other_bid[20] = { 0xfe, 0xed };
+	u8 bid[20];
+	char libc[512] = "", wrong[1100];
+	struct sym_ahead_dso v[4];
+	struct ahead_run ref, run1, run2;
+	struct fixture fx;
+	u64 offs[4];
+	void *h, *qs;
+	size_t i;
+
+	dl_iterate_phdr(find_libc, libc);
+	h = *libc ? dlopen(libc, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	qs = h ? dlsym(h, "qsort") : NULL;
+	if (h)
+		dlclose(h);
+	if (!qs || !build_fixture(&fx, "cc", "", "symtest.c", "ahead"))
+		return;
+	fx.fns = dlsym(fx.h, "symtest_fns");
+	T(fx.fns != NULL);
+	if (!fx.fns)
+		return;
+	for (i = 0; i < sizeof(bid); i++)
+		sscanf(FIXTURE_BID + 2 * i, "%2hhx", &bid[i]);
+	snprintf(wrong, sizeof(wrong), "%s", fx.so);
+	v[0] = (struct sym_ahead_dso){ libc, NULL, 0, false };
+	v[1] = (struct sym_ahead_dso){ fx.so, bid, sizeof(bid), false };
+	v[2] = (struct sym_ahead_dso){ wrong, other_bid, sizeof(other_bid), false };
+	v[3] = (struct sym_ahead_dso){ "/nonexistent/libahead.so", other_bid,
+				       sizeof(other_bid), false };
+	offs[0] = file_off(libc, qs);
+	offs[1] = offs[2] = file_off(fx.so, fx.fns[1]);
+	offs[3] = 0x1000;
+
+	ahead_pass(v, 4, offs, false, false, &ref);
+	ahead_pass(v, 4, offs, true, true, &run1);
+	ahead_pass(v, 4, offs, true, false, &run2);
+	/* The reference itself: all four said something, two were found,
+	 * one build was refused with a warning. */
+	T(strstr(ref.log.text, "build id differs") != NULL);
+	T(strstr(ref.log.text, "/nonexistent/libahead.so") != NULL);
+	T_EQ_INT(ref.st.dsos_found, 2);
+	T_EQ_INT(ref.st.dsos_missing, 2);
+	T(ref.st.build_id_mismatch >= 1);
+	T_EQ_INT(ref.st.dsos_ahead, 0);
+	T(strstr(ref.frames, "qsort") != NULL);
+	T_EQ_INT(ref.listed, 4);
+	/* Drained: the thread opened all four; raced: whoever came first. */
+	T_EQ_INT(run1.st.dsos_ahead, 4);
+	T(run2.st.dsos_ahead <= 4);
+	T_EQ_INT(run1.listed_before, 0);
+	T_EQ_INT(run2.listed_before, 0);
+	T_EQ_STR(run1.log.text, ref.log.text);
+	T_EQ_STR(run2.log.text, ref.log.text);
+	T_EQ_STR(run1.frames, ref.frames);
+	T_EQ_STR(run2.frames, ref.frames);
+	run1.st.dsos_ahead = run2.st.dsos_ahead = 0;
+	T(!memcmp(&run1.st, &ref.st, sizeof(ref.st)));
+	T(!memcmp(&run2.st, &ref.st, sizeof(ref.st)));
+	T_EQ_INT(run1.listed, 4);
+	T_EQ_INT(run2.listed, 4);
+	dlclose(fx.h);
+}
+
 /* ---- kallsyms ---- */
 
 static void write_file(const char *path, const char *text)
@@ -1309,6 +1452,7 @@ int main(void)
 	if (!run("clang++ --version >/dev/null 2>&1"))
 		test_cpp_fixture("clang++", "cpp_clang");
 	test_libc();
+	test_ahead();
 	run("rm -rf %s", tmpdir);
 	TEST_MAIN_END();
 }

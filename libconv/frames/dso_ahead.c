@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DSOs opened ahead of their first use, on a thread of their own
+ * (docs/design.md §6.14).
+ *
+ * A perf.data file written by `perf record` lists in its header the DSOs
+ * its samples hit, with their build ids (the BUILD_ID feature,
+ * docs/perf-data-format.md §1.4). Opening one is the same work whichever
+ * thread does it: find the files, read the segments and the symbol
+ * table, sort it, inflate the debug sections and open the DWARF. On the
+ * converting thread that was 11% of its samples on a system-wide build
+ * recording, while the second CPU had time to spare; here a thread does
+ * it while the converting thread reads the samples.
+ *
+ * The rules that keep the output and the messages those of one thread:
+ * - The session makes the DSO objects before the thread starts
+ *   (sym_open_ahead(), `unseen` until the machine model names them), so
+ *   the DSO table is never changed by the thread.
+ * - Each DSO has a state: queued, busy (the thread works on it), done,
+ *   partial (done up to what only the converting thread may do: asking
+ *   debuginfod servers, whose client is not shared) or mine (the
+ *   converting thread took it before the thread came to it). A DSO is
+ *   changed by one thread at a time, and handed over under the mutex.
+ * - The thread opens with a sym_ctx of its own that has the options of
+ *   the session's, a log that keeps the messages per DSO, and counters
+ *   per DSO. The converting thread says the messages and adds the
+ *   counters when it first needs the DSO, where its own open would have
+ *   said and counted them; a DSO it never needs says nothing.
+ * - Every use of a DSO that may not be open passes one gate, dso_ready()
+ *   in symbols.c, which holds the converting thread's side: taking a
+ *   queued DSO, waiting for a busy one, the hand-over, the end. This
+ *   file holds the thread's side and the start.
+ * No output depends on which thread opened a DSO.
+ */
+#include "symbols_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The thread's log: every message kept with its DSO, at any level the
+ * session's log takes (log_msg() filtered with the same level). */
+static void keep_note(void *arg, int level, const char *msg)
+{
+	struct sym_ahead *a = arg;
+	struct sym_dso *d = a->cur;
+	char *t;
+
+	if (!d || ensure_mem((void **)&d->notes, &d->cap_notes, sizeof(*d->notes),
+			     d->nnotes + 1))
+		return;
+	/* A message lost to ENOMEM costs nothing else. */
+	if (!(t = strdup(msg)))
+		return;
+	d->notes[d->nnotes].level = level;
+	d->notes[d->nnotes++].text = t;
+}
+
+static void open_one(struct sym_ahead *a, struct sym_dso *d)
+{
+	bool remote;
+	int state;
+
+	a->cur = d;
+	memset(&a->own.stats, 0, sizeof(a->own.stats));
+	remote = sym_dso_locate_local(&a->own, d);
+	if (remote && a->debuginfod && sym_debuginfod_lacks(d)) {
+		state = AHEAD_PARTIAL;
+	} else {
+		sym_dso_locate_end(d);
+		d->ahead_err = sym_dso_load(&a->own, d);
+		/* What the first name asks for next (resolve_uncached()). */
+		if (!d->ahead_err && d->found)
+			sym_dso_dwarf(d);
+		state = AHEAD_DONE;
+	}
+	d->ahead_stats = a->own.stats;
+	a->cur = NULL;
+	pthread_mutex_lock(&a->mu);
+	__atomic_store_n(&d->ahead, state, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+/*
+ * The queue from its end: the header lists DSOs about in the order the
+ * recording first mapped them, which is about the order the converting
+ * thread first needs them, and it needs the first ones at once. Taken
+ * from the front, the thread held libc (17-27 ms of inflating and
+ * opening its DWARF on the build recording) while the converting thread
+ * waited for it, 19 ms; from the back, each side opens what it reaches
+ * first and neither waits.
+ */
+static void *ahead_main(void *arg)
+{
+	struct sym_ahead *a = arg;
+	size_t i;
+
+	for (i = a->n; i-- > 0 && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);) {
+		struct sym_dso *d = a->q[i];
+		int queued = AHEAD_QUEUED;
+
+		if (__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			open_one(a, d);
+	}
+	return NULL;
+}
+
+int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n)
+{
+	struct sym_ahead *a;
+	size_t i, k = 0;
+	int err = 0;
+
+	if (ctx->ahead || !n)
+		return 0;
+	a = calloc(1, sizeof(*a));
+	if (!a || !(a->q = calloc(n, sizeof(*a->q)))) {
+		free(a);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n && !err; i++) {
+		struct sym_dso *d;
+
+		err = sym_dso_make(ctx, v[i].name, v[i].bid, v[i].bid_size, false, &d);
+		if (err || d->opened || d->ahead != AHEAD_NONE)
+			continue;
+		sym_dso_set_no_dwarf(d, v[i].no_dwarf);
+		d->ahead = AHEAD_QUEUED;
+		d->ahead_by = a;
+		a->q[k++] = d;
+	}
+	a->n = k;
+	/* The thread's own ctx: the session's options, none of its state. */
+	a->own.symfs = ctx->symfs;
+	a->own.buildid_dir = ctx->buildid_dir;
+	a->own.no_debuginfod = true;
+	a->log = (struct log_sink){ .fn = keep_note, .ctx = a,
+				    .level = ctx->log ? ctx->log->level : LOG_WARN };
+	a->own.log = ctx->log && ctx->log->fn ? &a->log : NULL;
+	a->debuginfod = sym_debuginfod_wanted(ctx);
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	ctx->ahead = a;
+	/* Without a thread the queued DSOs are opened as they come. */
+	if (!k || pthread_create(&a->th, NULL, ahead_main, a)) {
+		for (i = 0; i < k; i++) {
+			a->q[i]->ahead = AHEAD_NONE;
+			a->q[i]->ahead_by = NULL;
+		}
+		a->n = 0;
+		sym_ahead_stop(ctx);
+	}
+	return err;
+}
