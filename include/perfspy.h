@@ -346,6 +346,11 @@ struct perfspy_info {
 	uint64_t python_no_map_samples;
 	uint64_t fp_stacks;
 	uint64_t fp_stacks_bad;
+	/* 0.5: user-space DSOs the file's header lists as hit by its
+	 * samples (the BUILD_ID feature; a pipe's come at its end), known
+	 * at open: how much code a conversion will name, and so about how
+	 * large its tables grow. */
+	uint32_t nr_dsos_hit;
 	size_t : 0;
 };
 

@@ -1377,6 +1377,13 @@ static int start_stacks(struct perfspy_session *s,
 	return err;
 }
 
+/* A header BUILD_ID entry of a user-space file (not the kernel, a
+ * module or a pseudo map). */
+static bool user_dso_hit(const struct rd_build_id *b)
+{
+	return b->cpumode == PERF_RECORD_MISC_USER && b->filename[0] == '/';
+}
+
 /*
  * The DSOs the header lists as hit by user-space samples, opened on a
  * thread while the pass reads (frames/dso_ahead.c, docs/design.md
@@ -1405,8 +1412,7 @@ static int open_ahead(struct perfspy_session *s)
 		const struct rd_build_id *b = &s->rd.build_ids[i];
 		int r;
 
-		if (b->cpumode != PERF_RECORD_MISC_USER || b->filename[0] != '/' ||
-		    !b->size || b->size > 20)
+		if (!user_dso_hit(b) || !b->size || b->size > 20)
 			continue;
 		r = strset_add(&names, b->filename, strlen(b->filename), &id);
 		if (r < 0)
@@ -1901,6 +1907,8 @@ PERFSPY_API int perfspy_session__info(const struct perfspy_session *s,
 	i.python_no_map_samples = s->py_nomap_samples;
 	i.fp_stacks = s->fp_stacks;
 	i.fp_stacks_bad = s->fp_stacks_bad;
+	for (k = 0; k < rd->nr_build_ids; k++)
+		i.nr_dsos_hit += user_dso_hit(&rd->build_ids[k]);
 	memcpy(info, &i, i.sz);
 	return 0;
 }

@@ -697,6 +697,24 @@ void cli_convert_error(struct perfspy_session *s, const char *name, int err)
 	cli_fail(name, err, extra);
 }
 
+/*
+ * A recording whose samples hit this many DSOs (a system-wide profile:
+ * 38 and 42 on the bench's; one program's: 3-14) fills tens of MB of
+ * tables, and its heap is given huge pages from the start rather than
+ * after heapwarm.c's 48 MB (docs/design.md §6.15): they cost at most a
+ * part of one 2 MB page of RSS, which a heap of that size does not
+ * notice, and save the warming of every 4 KB page below 48 MB.
+ */
+#define BIG_HEAP_DSOS 16
+
+static void heap_hint(struct perfspy_session *s)
+{
+	PERFSPY_OPTS(perfspy_info, info);
+
+	if (!perfspy_session__info(s, &info) && info.nr_dsos_hit >= BIG_HEAP_DSOS)
+		cli_heapwarm_big();
+}
+
 int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp)
@@ -730,6 +748,7 @@ int cli_load_input(const char *path, const struct cli_common *c,
 				close(fd);
 			return -1;
 		}
+		heap_hint(*sp);
 		/* No -j: as many as pay (cli_default_jobs). */
 		o = *co;
 		if (!o.jobs)

@@ -28,6 +28,9 @@ extern const char *cli_prog; /* "perfspy" */
 /* heapwarm.c: warm the heap from a second thread while a batch command
  * runs (docs/design.md §6.5); stopped at exit. */
 void cli_heapwarm_start(void);
+/* The conversion ahead will grow a large heap (cli_load_input): its
+ * huge pages come now, not after HEAP_THP_AFTER_MB (§6.15). */
+void cli_heapwarm_big(void);
 
 void cli_log(void *ctx, int level, const char *msg);
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -169,6 +169,7 @@ static void print_json(struct perfspy_session *s, const struct perfspy_info *i)
 	       i->has_callchain ? "true" : "false", i->has_user_stack ? "true" : "false",
 	       i->stack_user_size, i->has_build_ids ? "true" : "false",
 	       i->compressed ? "true" : "false", i->truncated ? "true" : "false");
+	printf(", \"dsos_hit\": %u", i->nr_dsos_hit);
 	printf(", \"processes\": %u, \"threads\": %u", i->nr_processes, i->nr_threads);
 	printf(", \"unwound\": %llu, \"unwound_to_root\": %llu, \"unwound_cut\": %llu"
 	       ", \"unwound_lost\": %llu, \"stack_dump_used_max\": %u",
@@ -243,7 +244,10 @@ static void print_text(struct perfspy_session *s, const struct perfspy_info *i,
 	       i->has_user_stack ? ", user stack dumps" : "");
 	if (i->has_user_stack)
 		printf(" of %u bytes", i->stack_user_size);
-	printf("\nbuild ids:   %s\n", i->has_build_ids ? "yes" : "no");
+	printf("\nbuild ids:   %s", i->has_build_ids ? "yes" : "no");
+	if (i->nr_dsos_hit)
+		printf(" (%u user-space DSOs hit, as the header lists them)", i->nr_dsos_hit);
+	printf("\n");
 	if (have_kern && (kern.build_id || kern.os_release)) {
 		printf("kernel:      %s", STR(kern.os_release));
 		if (kern.build_id)

@@ -145,7 +145,8 @@ static struct {
 	bool stop; /* (atomic) */
 	size_t hp; /* heap_thp_reserve(hp) once the heap grew @after; 0 done */
 	uintptr_t base; /* the break when the commands started */
-	uintptr_t after;
+	uintptr_t after; /* (atomic: cli_heapwarm_big() sets it to 0) */
+	bool after_set;	 /* by PERFSPY_THP_AFTER */
 } hw;
 
 static void *heapwarm_main(void *arg)
@@ -159,7 +160,7 @@ static void *heapwarm_main(void *arg)
 		brk = (uintptr_t)sbrk(0) & ~(pg - 1);
 		if (!done)
 			done = brk;
-		if (hw.hp && brk - hw.base >= hw.after) {
+		if (hw.hp && brk - hw.base >= __atomic_load_n(&hw.after, __ATOMIC_RELAXED)) {
 			/* From this thread: M_ARENA_MAX 1 makes its
 			 * malloc() the main heap's. */
 			heap_thp_reserve(hw.hp);
@@ -213,6 +214,16 @@ static void heapwarm_stop(void)
 }
 #endif
 
+void cli_heapwarm_big(void)
+{
+#ifndef HEAPWARM_OFF
+	/* Read by the thread; hw.hp is its own. Huge pages already
+	 * reserved (or none to be had) leave nothing to do. */
+	if (hw.running && !hw.after_set)
+		__atomic_store_n(&hw.after, 0, __ATOMIC_RELAXED);
+#endif
+}
+
 void cli_heapwarm_start(void)
 {
 #ifndef HEAPWARM_OFF
@@ -237,6 +248,8 @@ void cli_heapwarm_start(void)
 		mb = strtoul(after, &end, 10);
 		if (*end || mb > 1 << 20)
 			mb = HEAP_THP_AFTER_MB;
+		else
+			hw.after_set = true;
 	}
 	hw.after = (uintptr_t)mb << 20;
 	/* With the warmer, huge pages come when the heap has grown

@@ -7,7 +7,8 @@
 # range of at least 32 MB marked for them ("hg" in smaps' VmFlags) once the
 # heap has grown PERFSPY_THP_AFTER MB (default 48: this small conversion
 # never gets there, and gets none; 0: at once), or at start without the
-# warmer (PERFSPY_HEAPWARM=0).  PERFSPY_THP=0 turns huge pages off, and
+# warmer (PERFSPY_HEAPWARM=0), or at once for a recording whose samples
+# hit 16 or more DSOs.  PERFSPY_THP=0 turns huge pages off, and
 # under a sanitizer neither is set up.  The output is the same bytes
 # either way.
 . "$(dirname "$0")/lib.sh"
@@ -109,6 +110,77 @@ paused PERFSPY_HEAPWARM=0
 [ "$THREADS" = 1 ] && pass "PERFSPY_HEAPWARM=0: one thread" ||
 	fail "PERFSPY_HEAPWARM=0: threads $THREADS, want 1"
 hg_want "PERFSPY_HEAPWARM=0 (reserved at start)" 1
+
+# A recording whose samples hit 16 or more DSOs gets the huge-page heap
+# at once (tools/cli.c heap_hint(), docs/design.md §6.15): a program that
+# runs code in $nlib libraries of its own, each dlopen()ed and spun in for
+# 20 ms. Its conversion's heap never grows 48 MB, so a reservation (a
+# MADV_HUGEPAGE of 32 MB or more, seen with strace) comes from the hint;
+# with 4 libraries it comes only where a single CPU reserves at start.
+# `perfspy info` counts the DSOs hit as perf buildid-list lists them.
+manylibs() {
+	local nlib=$1 i dir=$SCRATCH/libs$1 src
+	mkdir -p "$dir" || die "mkdir $dir"
+	for ((i = 0; i < nlib; i++)); do
+		printf 'volatile unsigned long hit%d;\nvoid spin(long ns)\n{\n\tstruct { long s, n; } t;\n\textern int clock_gettime(int, void *);\n\tlong end;\n\tclock_gettime(1, &t);\n\tend = t.s * 1000000000L + t.n + ns;\n\tdo {\n\t\tfor (int k = 0; k < 1000; k++)\n\t\t\thit%d += k;\n\t\tclock_gettime(1, &t);\n\t} while (t.s * 1000000000L + t.n < end);\n}\n' "$i" "$i" >"$dir/hit$i.c"
+		${CC:-cc} -O1 -g -fno-omit-frame-pointer -shared -fPIC -o "$dir/libhit$i.so" "$dir/hit$i.c" ||
+			die "cannot build libhit$i.so"
+	done
+	src=$dir/main.c
+	cat >"$src" <<-'EOF'
+	#include <dlfcn.h>
+	#include <stdio.h>
+	int main(int argc, char **argv)
+	{
+		for (int i = 2; i < argc; i++) {
+			void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+			void (*spin)(long) = h ? (void (*)(long))dlsym(h, "spin") : NULL;
+
+			if (!spin) {
+				fprintf(stderr, "%s: %s\n", argv[i], dlerror());
+				return 1;
+			}
+			spin(20000000L);
+		}
+		return argc > 1 ? 0 : 1;
+	}
+	EOF
+	${CC:-cc} -O1 -g -fno-omit-frame-pointer -o "$dir/main" "$src" -ldl || die "cannot build main.c"
+	"$PERF" record -q -F 999 -g -o "$dir/rec.data" -- "$dir/main" x "$dir"/libhit*.so \
+		>/dev/null 2>"$dir/perf.log" || { cat "$dir/perf.log"; die "perf record manylibs failed"; }
+	MANY=$dir/rec.data
+}
+
+# reserved FILE: 1 if converting FILE made a heap reservation, else 0.
+reserved() {
+	local t=$SCRATCH/strace.txt
+	# LeakSanitizer cannot run under a tracer.
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace=madvise -o "$t" "$PERFSPY" convert -q -i "$1" -o "$SCRATCH/many.txt" ||
+		die "perfspy convert $1 under strace failed"
+	awk -F', ' '/MADV_HUGEPAGE/ && $2 + 0 >= 33554432 { found = 1 } END { print found + 0 }' "$t"
+}
+
+if command -v strace >/dev/null; then
+	for nlib in 20 4; do
+		manylibs $nlib
+		hit=$("$PERFSPY" info --json "$MANY" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["dsos_hit"])')
+		oracle=$("$PERF" buildid-list -i "$MANY" 2>/dev/null |
+			awk '$2 ~ /^\// && $2 !~ /^\/lib\/modules\//' | wc -l)
+		[ "$hit" = "$oracle" ] && pass "$nlib libraries: $hit DSOs hit, as perf buildid-list lists" ||
+			fail "$nlib libraries: perfspy counts $hit DSOs hit, perf buildid-list $oracle"
+		want=0
+		if [ "$sanitized" = 0 ] && [ "$thp_on" = 1 ] && { [ "$hit" -ge 16 ] || [ "$cpus" = 1 ]; }; then
+			want=1
+		fi
+		[ $nlib = 20 ] && [ "$hit" -lt 16 ] && fail "20 libraries: only $hit DSOs hit"
+		got=$(reserved "$MANY")
+		[ "$got" = "$want" ] && pass "$nlib libraries ($hit DSOs hit): heap reservation $got" ||
+			fail "$nlib libraries ($hit DSOs hit): heap reservation $got, want $want"
+	done
+else
+	fail "strace is not installed (make deps installs it)"
+fi
 
 for f in default out; do
 	if cmp -s "$SCRATCH/plain.txt" "$SCRATCH/$f.txt"; then
