@@ -699,7 +699,7 @@ void cli_convert_error(struct perfspy_session *s, const char *name, int err)
 
 /*
  * A recording whose samples hit this many DSOs (a system-wide profile:
- * 38 and 42 on the bench's; one program's: 3-14) fills tens of MB of
+ * 38 and 42 on the bench's; one program's: 3-9) fills tens of MB of
  * tables, and its heap is given huge pages from the start rather than
  * after heapwarm.c's 48 MB (docs/design.md §6.15): they cost at most a
  * part of one 2 MB page of RSS, which a heap of that size does not

@@ -825,22 +825,31 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static void test_libc(void)
+/* libc's path into @libc (512 bytes) and its qsort, from libc's own
+ * scope (sanitizers interpose qsort); NULL if not found. */
+static void *libc_qsort(char *libc)
 {
-	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
-	struct sym_frame fr[SYM_MAX_FRAMES];
-	char libc[512] = "";
-	struct sym_dso *dso;
-	struct sym_ctx *ctx;
 	void *h, *qs;
-	int n;
 
+	libc[0] = '\0';
 	dl_iterate_phdr(find_libc, libc);
-	/* From libc's own scope: sanitizers interpose qsort. */
 	h = *libc ? dlopen(libc, RTLD_NOW | RTLD_NOLOAD) : NULL;
 	qs = h ? dlsym(h, "qsort") : NULL;
 	if (h)
 		dlclose(h);
+	return qs;
+}
+
+static void test_libc(void)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	char libc[512];
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	void *qs = libc_qsort(libc);
+	int n;
+
 	if (!qs)
 		return;
 	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
@@ -938,19 +947,14 @@ static void test_ahead(void)
 {
 	static const u8 other_bid[20] = { 0xfe, 0xed };
 	u8 bid[20];
-	char libc[512] = "", wrong[1100];
+	char libc[512], wrong[1100];
 	struct sym_ahead_dso v[4];
 	struct ahead_run ref, run1, run2;
 	struct fixture fx;
 	u64 offs[4];
-	void *h, *qs;
+	void *qs = libc_qsort(libc);
 	size_t i;
 
-	dl_iterate_phdr(find_libc, libc);
-	h = *libc ? dlopen(libc, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	qs = h ? dlsym(h, "qsort") : NULL;
-	if (h)
-		dlclose(h);
 	if (!qs || !build_fixture(&fx, "cc", "", "symtest.c", "ahead"))
 		return;
 	fx.fns = dlsym(fx.h, "symtest_fns");
