@@ -59,6 +59,12 @@ struct stk_ctx {
 	 * | frame id (stk_frame_lib). */
 	struct idmap src_frames;
 	struct strset libs;
+	/* native_frame's shortened source paths (short_filename(), which
+	 * stats each parent directory): per path, where the short name
+	 * starts in it. */
+	struct strset short_paths;
+	u32 *short_at;
+	size_t cap_short_at;
 
 	s32 pid; /* the sample's process (for the unwinder's lookups) */
 	u64 regs_mask; /* the sample's event's sample_regs_user */

@@ -11,8 +11,12 @@
 #include "perfspy.h"
 #include "test.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 __attribute__((noinline)) int probe_fn(int x);
@@ -209,10 +213,74 @@ static void test_errors(void)
 	perfspy_symbolizer__free(NULL);
 }
 
+/*
+ * Native frames' source files are shortened by py-spy's rule: up from
+ * the file's directory while it holds an __init__.py, and the path
+ * below the first that does not (docs/pyspy-formats.md §1.4), worked
+ * out once per path (stacks.c short_file()). A library built here from
+ * a file in a package pkg/sub/ (two functions: the second is named from
+ * what the first worked out) and one in a plain directory.
+ */
+static void test_package(void)
+{
+	static const char *const want[] = { "pkg_a (pkg/sub/nat.c:", "pkg_b (pkg/sub/nat.c:",
+					     "plain_c (other.c:", "pkg_a (pkg/sub/nat.c:" };
+	static const char *const fns[] = { "pkg_a", "pkg_b", "plain_c", "pkg_a" };
+	const char *t = getenv("TMPDIR");
+	char dir[512], so[600], cmd[4096];
+	struct perfspy_symbolizer *s;
+	void *h;
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/perfspy-pkg-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(dir)) {
+		T(false);
+		return;
+	}
+	snprintf(so, sizeof(so), "%s/libpkg.so", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p pkg/sub plain && touch pkg/__init__.py pkg/sub/__init__.py && "
+		 "printf '__attribute__((noinline)) int pkg_a(int x) { volatile int v = x; return v + 1; }\n"
+		 "__attribute__((noinline)) int pkg_b(int x) { volatile int v = x; return v + 2; }\n' "
+		 ">pkg/sub/nat.c && "
+		 "printf '__attribute__((noinline)) int plain_c(int x) { volatile int v = x; return v + 3; }\n' "
+		 ">plain/other.c && "
+		 "${CC:-cc} -O1 -g -shared -fPIC -o %s %s/pkg/sub/nat.c %s/plain/other.c",
+		 dir, so, dir, dir);
+	T_EQ_INT(system(cmd), 0);
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	T(h != NULL);
+	s = h ? new_sym(NULL) : NULL;
+	for (i = 0; s && i < sizeof(fns) / sizeof(fns[0]); i++) {
+		struct find f = { .addr = (uintptr_t)dlsym(h, fns[i]) };
+		struct perfspy_location l;
+		const char *const *fr;
+		size_t n = 0;
+
+		dl_iterate_phdr(find_off, &f);
+		T(f.addr && f.found);
+		if (!f.addr || !f.found)
+			continue;
+		l = loc(PERFSPY_LOC_DSO, so, f.off, f.addr, NULL, false);
+		T_EQ_INT(perfspy_symbolizer__stack(s, &l, 1, &fr, &n), 0);
+		T_EQ_INT(n, 1);
+		if (n == 1 && strncmp(fr[0], want[i], strlen(want[i]))) {
+			fprintf(stderr, "test_package: %s, want %s...\n", fr[0], want[i]);
+			T(false);
+		}
+	}
+	perfspy_symbolizer__free(s);
+	if (h)
+		dlclose(h);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	T_EQ_INT(system(cmd), 0);
+}
+
 int main(void)
 {
 	test_kinds();
 	test_dso();
+	test_package();
 	test_python();
 	test_errors();
 	TEST_MAIN_END();
