@@ -1390,7 +1390,10 @@ static bool user_dso_hit(const struct rd_build_id *b)
  * §6.14): for a pass that names frames with the session's own
  * symbolizer, over every thread (a filter would leave most of them
  * unused), with a CPU to spare. The machine model takes a name's last
- * header entry (mach_add_build_id()), so that one is queued.
+ * header entry (mach_add_build_id()), so that one is queued. The queue
+ * runs from the header's end: the header lists DSOs about in the order
+ * the pass first needs them, and the pass opens the first ones itself
+ * before a thread could (dso_ahead.c).
  */
 static int open_ahead(struct perfspy_session *s)
 {
@@ -1421,13 +1424,6 @@ static int open_ahead(struct perfspy_session *s)
 			v[n++] = (struct sym_ahead_dso){
 				.name = b->filename, .bid = b->id, .bid_size = b->size,
 				.no_dwarf = py_is_interpreter_dso(b->filename) };
-	}
-	/* Back to the header's order (dso_ahead.c takes it from the end). */
-	for (i = 0; i < n / 2; i++) {
-		struct sym_ahead_dso t = v[i];
-
-		v[i] = v[n - 1 - i];
-		v[n - 1 - i] = t;
 	}
 	if (!err)
 		err = sym_open_ahead(s->sym, v, n);

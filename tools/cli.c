@@ -142,12 +142,11 @@ void cli_check_dirs(const struct cli_common *c)
 				stat(dirs[i], &st) ? strerror(errno) : "not a directory");
 }
 
-int cli_default_jobs(struct perfspy_session *s)
+int cli_default_jobs(const struct perfspy_info *info)
 {
-	PERFSPY_OPTS(perfspy_info, info);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (perfspy_session__info(s, &info) || !info.has_user_stack)
+	if (!info || !info->has_user_stack)
 		return 1;
 	/* One CPU is left to the warming threads (docs/design.md §6.5). */
 	n--;
@@ -707,11 +706,9 @@ void cli_convert_error(struct perfspy_session *s, const char *name, int err)
  */
 #define BIG_HEAP_DSOS 16
 
-static void heap_hint(struct perfspy_session *s)
+static void heap_hint(const struct perfspy_info *info)
 {
-	PERFSPY_OPTS(perfspy_info, info);
-
-	if (!perfspy_session__info(s, &info) && info.nr_dsos_hit >= BIG_HEAP_DSOS)
+	if (info && info->nr_dsos_hit >= BIG_HEAP_DSOS)
 		cli_heapwarm_big();
 }
 
@@ -733,6 +730,8 @@ int cli_load_input(const char *path, const struct cli_common *c,
 	}
 	n = peek8(fd, magic);
 	if (n < 0 || is_perf_magic(magic, n)) {
+		PERFSPY_OPTS(perfspy_info, info);
+		const struct perfspy_info *known;
 		struct stat st;
 		bool stream = fd && (fstat(fd, &st) || !S_ISREG(st.st_mode));
 
@@ -748,11 +747,13 @@ int cli_load_input(const char *path, const struct cli_common *c,
 				close(fd);
 			return -1;
 		}
-		heap_hint(*sp);
-		/* No -j: as many as pay (cli_default_jobs). */
+		/* What the header tells of the conversion ahead: how large
+		 * its heap grows, and, with no -j, as many jobs as pay. */
+		known = perfspy_session__info(*sp, &info) ? NULL : &info;
+		heap_hint(known);
 		o = *co;
 		if (!o.jobs)
-			o.jobs = cli_default_jobs(*sp);
+			o.jobs = cli_default_jobs(known);
 		err = perfspy_session__convert(*sp, &o, f);
 		cli_progress_end();
 		if (err)

@@ -68,12 +68,12 @@ void cli_filter_empty(struct perfspy_session *s, const char *name,
 /* The library log level the common options ask for (-q, -v, -vv). */
 int cli_log_level(const struct cli_common *c);
 
-/* -j's default for @s: the online CPUs but one (at most 256), left to
- * the warming threads, for a recording with user stack dumps
- * (--call-graph dwarf), where the split pays; 1 for frame-pointer
- * callchains, where one thread measured faster (docs/design.md §6.4,
- * §6.5). */
-int cli_default_jobs(struct perfspy_session *s);
+/* -j's default for a recording of @info (its session's; NULL: not
+ * known): the online CPUs but one (at most 256), left to the warming
+ * threads, for a recording with user stack dumps (--call-graph dwarf),
+ * where the split pays; 1 for frame-pointer callchains, where one thread
+ * measured faster (docs/design.md §6.4, §6.5). */
+int cli_default_jobs(const struct perfspy_info *info);
 
 /* A decimal option value in [@min, @max]; -1 (message printed) if not. */
 int cli_parse_num(const char *s, const char *what, long min, long max, long *out);

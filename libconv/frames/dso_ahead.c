@@ -84,20 +84,21 @@ static void open_one(struct sym_ahead *a, struct sym_dso *d)
 }
 
 /*
- * The queue from its end: the header lists DSOs about in the order the
- * recording first mapped them, which is about the order the converting
- * thread first needs them, and it needs the first ones at once. Taken
- * from the front, the thread held libc (17-27 ms of inflating and
- * opening its DWARF on the build recording) while the converting thread
- * waited for it, 19 ms; from the back, each side opens what it reaches
- * first and neither waits.
+ * The queue in its order (the session's: the header's from its end).
+ * The header lists DSOs about in the order the recording first mapped
+ * them, which is about the order the converting thread first needs
+ * them, and it needs the first ones at once. Taken from the header's
+ * front, the thread held libc (17-27 ms of inflating and opening its
+ * DWARF on the build recording) while the converting thread waited for
+ * it, 19 ms; from the back, each side opens what it reaches first and
+ * neither waits.
  */
 static void *ahead_main(void *arg)
 {
 	struct sym_ahead *a = arg;
 	size_t i;
 
-	for (i = a->n; i-- > 0 && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);) {
+	for (i = 0; i < a->n && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED); i++) {
 		struct sym_dso *d = a->q[i];
 		int queued = AHEAD_QUEUED;
 

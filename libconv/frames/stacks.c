@@ -298,9 +298,6 @@ static void fb_num(struct fbuf *f, u64 v, unsigned base)
 	fb_str(f, t + i);
 }
 
-/* py-spy's native frame style (docs/pyspy-formats.md §1.8 item 5):
- * `func (file:line)` with DWARF, `func (lib)` without, `0x<addr> (lib)`
- * with no symbol. */
 /*
  * short_filename() of @path, once per path: it stats each parent
  * directory for an __init__.py (py-spy's rule, docs/pyspy-formats.md
@@ -331,6 +328,9 @@ static const char *short_file(struct stk_ctx *c, const char *path)
 	return s;
 }
 
+/* py-spy's native frame style (docs/pyspy-formats.md §1.8 item 5):
+ * `func (file:line)` with DWARF, `func (lib)` without, `0x<addr> (lib)`
+ * with no symbol. */
 static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
 			const char *lib, u64 addr)
 {

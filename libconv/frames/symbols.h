@@ -67,9 +67,9 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 		struct sym_dso **out);
 
 /*
- * Open the DSOs @v[0..@n) (a recording's header list: the files its
- * samples hit) on a thread of their own while the caller goes on
- * (dso_ahead.c, docs/design.md §6.14). Each is made as sym_dso_get()
+ * Open the DSOs @v[0..@n) (from a recording's header list: the files
+ * its samples hit), in that order, on a thread of their own while the
+ * caller goes on (dso_ahead.c, docs/design.md §6.14). Each is made as sym_dso_get()
  * would make it, but counted and listed only once sym_dso_get() names
  * it; whichever thread opens a DSO, its messages and counters come when
  * it is first used, as if opened then. Once per ctx; stopped by

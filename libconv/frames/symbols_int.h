@@ -89,7 +89,7 @@ struct sym_dso {
 	u64 *fde_end;
 	/* dso_ahead.c: the thread's state for this DSO (AHEAD_*, atomic;
 	 * 0: never queued), and what its open said and counted, kept
-	 * for sym_ahead_take() to pass on. `unseen`: made for the thread
+	 * for symbols.c's ahead_take() to pass on. `unseen`: made for the thread
 	 * only, not yet named by sym_dso_get() (not counted or listed). */
 	int ahead;
 	struct sym_ahead *ahead_by; /* while queued or busy */
@@ -176,8 +176,9 @@ bool sym_debuginfod_wanted(const struct sym_ctx *ctx);
 bool sym_debuginfod_lacks(const struct sym_dso *dso);
 
 /* symbols.c, for dso_ahead.c: sym_dso_get() that counts and lists the
- * DSO only when @seen (sym_dso_get() later sees it); after sym_dso_locate(), the segments and
- * symbols (counted in @ctx->stats); the DSO's DWARF, opened once. */
+ * DSO only when @seen (else when sym_dso_get() names it); after
+ * sym_dso_locate(), the segments and symbols (counted in @ctx->stats);
+ * the DSO's DWARF, opened once. */
 int sym_dso_make(struct sym_ctx *ctx, const char *filename, const u8 *build_id,
 		 size_t build_id_size, bool seen, struct sym_dso **out);
 int sym_dso_load(struct sym_ctx *ctx, struct sym_dso *dso);
