@@ -140,7 +140,7 @@ void *htab_next(const struct htab *t, size_t *pos);
 #define STRSET_NONE UINT32_MAX
 
 struct strset {
-	struct htab tab; /* struct strset_ent: hash word, id */
+	struct htab tab; /* struct strset_ent: length and hash, text (hash.c) */
 	struct arena arena;
 	const char **strs; /* id -> text */
 	u32 *lens;	   /* id -> length */
