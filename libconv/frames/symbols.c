@@ -248,7 +248,7 @@ static void dso_free(struct sym_dso *d)
 	htab_free(&d->cache);
 	free(d->syms);
 	free(d->segs);
-	free(d->fde_end);
+	idmap_free(&d->fde_ends);
 	if (d->eh_cfi)
 		dwarf_cfi_end(d->eh_cfi);
 	if (d->dw)
@@ -1379,15 +1379,16 @@ static u64 fde_end(struct sym_dso *d, size_t i, u64 start)
 	/* the entry's second word: its FDE, relative to fde_base */
 	s32 rel = (s32)hdr_u32(d->fde_big, d->fde_tab + i * 8 + 4);
 	u64 fde = d->fde_base + (u64)(s64)rel - d->ehf_addr, cie, range;
+	u64 *v = idmap_put(&d->fde_ends, i);
 	const u8 *aug;
 	struct ehc c, cc;
 	u8 enc = 0, ver;
 
-	if (!d->fde_end && !(d->fde_end = calloc(d->fde_n, sizeof(*d->fde_end))))
+	if (!v)
 		return 0;
-	if (d->fde_end[i])
-		return d->fde_end[i];
-	d->fde_end[i] = FDE_END_NONE;
+	if (*v)
+		return *v;
+	*v = FDE_END_NONE;
 	if (!d->ehf || !ehc_entry(d, fde, &c))
 		return FDE_END_NONE;
 	/* The CIE pointer counts back from its own field. */
@@ -1438,7 +1439,7 @@ static u64 fde_end(struct sym_dso *d, size_t i, u64 start)
 	range = ehc_enc(&c, enc, d->fde_64);
 	if (c.bad || !range || range > UINT64_MAX - 1 - start)
 		return FDE_END_NONE;
-	return d->fde_end[i] = start + range;
+	return *v = start + range;
 }
 
 /* The FDE range [*@start, *@end) holding @vaddr, by the search table:

@@ -83,10 +83,12 @@ struct sym_dso {
 	size_t ehf_len;
 	u64 ehf_addr;	    /* its address */
 	bool fde_64;	    /* ELFCLASS64: DW_EH_PE_absptr is 8 bytes */
-	/* Per table entry, the end of its FDE's range (fde_end()),
-	 * FDE_END_NONE when it cannot be read, 0 when not read yet; NULL
-	 * until the first unnamed frame. */
-	u64 *fde_end;
+	/* Table entry -> the end of its FDE's range (fde_end()), or
+	 * FDE_END_NONE when it cannot be read; only the entries asked for
+	 * (a stripped compiler's table has tens of thousands, a conversion
+	 * asks for a few thousand: an array of them all was 1.7 MB of
+	 * zeroed pages on the build bench file). */
+	struct idmap fde_ends;
 	/* dso_ahead.c: the thread's state for this DSO (AHEAD_*, atomic;
 	 * 0: never queued), and what its open said and counted, kept
 	 * for symbols.c's ahead_take() to pass on. `unseen`: made for the thread
