@@ -180,7 +180,8 @@ static void *close_main(void *arg)
 static bool close_aside(struct perfspy_session *s, const struct perfspy_write_opts *wo,
 			pthread_t *th)
 {
-	if (!s || wo->frame_inlined || wo->frame_lib || wo->nr_dsos || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (!s || wo->frame_inlined || wo->frame_lib || wo->nr_dsos ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return false;
 	return !pthread_create(th, NULL, close_main, s);
 }
