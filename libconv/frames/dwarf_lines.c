@@ -36,31 +36,86 @@ static int range_cmp(const void *pa, const void *pb)
 	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
-/* CU ranges from the CU DIEs themselves, for objects without
- * .debug_aranges (dwarf_getaranges then has nothing in libdw 0.188). */
+static int off_cmp(const void *pa, const void *pb)
+{
+	Dwarf_Off a = *(const Dwarf_Off *)pa, b = *(const Dwarf_Off *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The CU DIE offsets .debug_aranges lists, sorted, into *@out (NULL and 0
+ * when it lists none). 0 or -ENOMEM.
+ */
+static int aranged_cus(struct sym_dso *d, Dwarf_Off **out, size_t *n)
+{
+	Dwarf_Aranges *ar;
+	size_t nar = 0, i;
+	Dwarf_Off *v;
+
+	*out = NULL;
+	*n = 0;
+	if (dwarf_getaranges(d->dw, &ar, &nar) != 0 || !nar)
+		return 0;
+	if (!(v = xreallocarray(NULL, nar, sizeof(*v))))
+		return -ENOMEM;
+	for (i = 0; i < nar; i++) {
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off off;
+
+		if (!dwarf_getarangeinfo(dwarf_onearange(ar, i), &start, &len, &off))
+			v[(*n)++] = off;
+	}
+	xqsort(v, *n, sizeof(*v), off_cmp);
+	*out = v;
+	return 0;
+}
+
+/*
+ * CU ranges from the CU DIEs themselves, for the CUs .debug_aranges does
+ * not list (an object built by clang has none; dwarf_getaranges then has
+ * nothing in libdw 0.188). A CU it lists is left out: its ranges are the
+ * ones dwarf_addrdie() already searched (GCC writes every range of a CU
+ * there, the cold and per-function sections' too). libc's debug file
+ * lists all its 2,083 CUs, and reading each CU DIE's ranges for an
+ * address in no CU (PLT stubs, code built without debug information)
+ * was 10 ms of a system-wide conversion (issue 16, docs/design.md
+ * §6.16).
+ */
 static int build_cu_table(struct sym_dso *d)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Half ver;
 	Dwarf_Die cudie;
 	Dwarf_Addr base, lo, hi;
+	Dwarf_Off *listed, off_die;
 	uint8_t ut;
-	size_t cap = 0;
+	size_t cap = 0, nlisted;
 	ptrdiff_t off;
+	int err;
 
 	d->cus_built = true;
+	if ((err = aranged_cus(d, &listed, &nlisted)))
+		return err;
 	while (dwarf_get_units(d->dw, cu, &cu, &ver, &ut, &cudie, NULL) == 0) {
 		if (ut != DW_UT_compile && ut != DW_UT_skeleton)
+			continue;
+		off_die = dwarf_dieoffset(&cudie);
+		if (nlisted && bsearch(&off_die, listed, nlisted, sizeof(*listed), off_cmp))
 			continue;
 		for (off = 0; (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0;) {
 			if (lo >= hi)
 				continue;
 			if (ensure_mem((void **)&d->cus, &cap, sizeof(*d->cus),
-				       d->ncus + 1))
+				       d->ncus + 1)) {
+				free(listed);
 				return -ENOMEM;
+			}
 			d->cus[d->ncus++] = (struct die_range){ lo, hi, cudie };
 		}
 	}
+	free(listed);
 	xqsort(d->cus, d->ncus, sizeof(*d->cus), range_cmp);
 	return 0;
 }

@@ -672,6 +672,57 @@ static int resolve_sym(struct sym_ctx *ctx, struct sym_dso *dso,
 	return sym_resolve(ctx, dso, file_off(so, addr + delta), false, fr);
 }
 
+/*
+ * One library of a GCC object, whose CU .debug_aranges lists, and a
+ * clang object, whose CU it does not (clang writes none): the clang
+ * function's file and line come from the CU table built from the CU
+ * DIEs, which leaves out the CUs aranges lists (dwarf_lines.c).
+ */
+static void test_mixed_aranges(void)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	char so[600];
+	struct sym_dso *dso;
+	struct sym_ctx *ctx;
+	int (*call)(int);
+	void *h;
+	int n;
+
+	snprintf(so, sizeof(so), "%s/libmixar.so", tmpdir);
+	if (run("clang --version >/dev/null 2>&1") ||
+	    run("cd %s && printf 'int mix_gcc(int x)\\n{\\n\\treturn x * 3 + 1;\\n}\\n' > mixg.c && "
+		"printf 'int mix_clang(int x)\\n{\\n\\treturn x * 5 + 2;\\n}\\n"
+		"int mix_call(int x)\\n{\\n\\treturn mix_clang(x) + 1;\\n}\\n' > mixc.c && "
+		"cc -O1 -g -fPIC -c mixg.c -o mixg.o && clang -O1 -g -fPIC -c mixc.c -o mixc.o && "
+		"cc -shared -o %s mixg.o mixc.o && "
+		"readelf -S mixg.o | grep -q debug_aranges && ! readelf -S mixc.o | grep -q debug_aranges",
+		tmpdir, so)) {
+		fprintf(stderr, "mixed aranges: no clang or no aranges from cc, skipped\n");
+		return;
+	}
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	T(h != NULL);
+	if (!h)
+		return;
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_dso_get(ctx, so, NULL, 0, &dso), 0);
+	n = resolve_sym(ctx, dso, so, h, "mix_gcc", 1, fr);
+	T_EQ_INT(n, 1);
+	T_EQ_STR(fr[0].func, "mix_gcc");
+	T(fr[0].file && strstr(fr[0].file, "mixg.c"));
+	n = resolve_sym(ctx, dso, so, h, "mix_clang", 1, fr);
+	T_EQ_INT(n, 1);
+	T_EQ_STR(fr[0].func, "mix_clang");
+	T(fr[0].file && strstr(fr[0].file, "mixc.c"));
+	T(fr[0].line >= 2 && fr[0].line <= 3);
+	/* The library runs: the clang function is called through the PLT. */
+	*(void **)&call = dlsym(h, "mix_call");
+	T(call && call(1) == 8);
+	sym_ctx_free(ctx);
+	dlclose(h);
+}
+
 /* Alias choice, symbol versions and zero-sized labels (symalias.c). */
 static void test_aliases(void)
 {
@@ -1451,6 +1502,7 @@ int main(void)
 	test_build_ids();
 	test_split_debug();
 	test_aliases();
+	test_mixed_aranges();
 	if (!run("c++ --version >/dev/null 2>&1"))
 		test_cpp_fixture("c++", "cpp_default");
 	if (!run("clang++ --version >/dev/null 2>&1"))
