@@ -660,6 +660,21 @@ static void test_compressed_split(void)
 	T(rest >= SPLIT_MIN);
 }
 
+/* dlopen() @so and make a symbolizer with a DSO for it; NULL (checked)
+ * when either fails. */
+static void *open_lib(const char *so, const struct sym_opts *opts, struct sym_ctx **ctx,
+		      struct sym_dso **dso)
+{
+	void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+
+	T(h != NULL);
+	if (!h)
+		return NULL;
+	T_EQ_INT(sym_ctx_new(opts, ctx), 0);
+	T_EQ_INT(sym_dso_get(*ctx, so, NULL, 0, dso), 0);
+	return h;
+}
+
 static int resolve_sym(struct sym_ctx *ctx, struct sym_dso *dso,
 		       const char *so, void *h, const char *sym, u64 delta,
 		       struct sym_frame *fr)
@@ -701,12 +716,8 @@ static void test_mixed_aranges(void)
 		fprintf(stderr, "mixed aranges: no clang or no aranges from cc, skipped\n");
 		return;
 	}
-	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	T(h != NULL);
-	if (!h)
+	if (!(h = open_lib(so, &opts, &ctx, &dso)))
 		return;
-	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
-	T_EQ_INT(sym_dso_get(ctx, so, NULL, 0, &dso), 0);
 	n = resolve_sym(ctx, dso, so, h, "mix_gcc", 1, fr);
 	T_EQ_INT(n, 1);
 	T_EQ_STR(fr[0].func, "mix_gcc");
@@ -744,12 +755,8 @@ static void test_aliases(void)
 		fprintf(stderr, "aliases: cannot build, skipped\n");
 		return;
 	}
-	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	T(h != NULL);
-	if (!h)
+	if (!(h = open_lib(so, &opts, &ctx, &dso)))
 		return;
-	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
-	T_EQ_INT(sym_dso_get(ctx, so, NULL, 0, &dso), 0);
 	T_EQ_INT(sym_dso_get(ctx, stripped, NULL, 0, &sdso), 0);
 	/* Global over weak, unversioned over `vfn@@VERS_1`, then the
 	 * longer name: the same answer with and without .symtab. */
