@@ -321,6 +321,21 @@ PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f)
 	return f->total;
 }
 
+void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids)
+{
+	const struct fold_stack *st = &f->stacks[idx];
+
+	if (!ids) {
+		__builtin_prefetch(st);
+	} else if (st->nr) {
+		__builtin_prefetch(st->ids);
+		/* A deep stack's first frames are mostly the previous
+		 * line's; its ids run on for a few more lines. */
+		if (st->nr > 16)
+			__builtin_prefetch(st->ids + 16);
+	}
+}
+
 /*
  * Writer order: lines sorted bytewise, without rendering them. A line is
  * the frames joined by ';', then ' ', the count and '\n'. Two stacks

@@ -48,6 +48,12 @@ size_t fold_nr_names(const struct perfspy_folder *f);
 void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
 		u32 *nr, u64 *count);
 
+/* A hint for a writer that walks the stacks in fold_sorted() order, a
+ * random order in memory: the entry of stack @idx into the cache, and
+ * with @ids its first frame ids (the entry should be there by then).
+ * Prefetches only: nothing changes. */
+void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids);
+
 /* Stack indices in the writer's order (bytewise by rendered line), in a
  * new array the caller frees. 0 or -ENOMEM. */
 int fold_sorted(const struct perfspy_folder *f, u32 **out);
