@@ -330,7 +330,8 @@ void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids)
 	} else if (st->nr) {
 		__builtin_prefetch(st->ids);
 		/* A deep stack's first frames are mostly the previous
-		 * line's; its ids run on for a few more lines. */
+		 * output line's, so the write starts further in: the
+		 * ids' second cache line too. */
 		if (st->nr > 16)
 			__builtin_prefetch(st->ids + 16);
 	}
