@@ -249,6 +249,7 @@ static void dso_free(struct sym_dso *d)
 	free(d->syms);
 	free(d->segs);
 	idmap_free(&d->fde_ends);
+	idmap_free(&d->fde_names);
 	if (d->eh_cfi)
 		dwarf_cfi_end(d->eh_cfi);
 	if (d->dw)
@@ -1494,18 +1495,25 @@ static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
 {
 	const char *base;
 	char buf[512];
-	u64 start, off, end;
+	u64 start, off, end, *name;
 	int r = fde_find(d, vaddr, &start, &end);
 
 	if (r <= 0)
 		return r;
 	if (!vaddr_to_off(d, start, &off))
 		return 0;
-	base = strrchr(d->name, '/');
-	base = base && base[1] ? base + 1 : d->name;
-	snprintf(buf, sizeof(buf), "%s+0x%llx", base, (unsigned long long)off);
-	fr[0] = (struct sym_frame){ arena_strdup(&ctx->arena, buf), NULL, 0 };
-	return fr[0].func ? 1 : -ENOMEM;
+	if (!(name = idmap_put(&d->fde_names, start)))
+		return -ENOMEM;
+	if (!*name) {
+		base = strrchr(d->name, '/');
+		base = base && base[1] ? base + 1 : d->name;
+		snprintf(buf, sizeof(buf), "%s+0x%llx", base, (unsigned long long)off);
+		*name = (u64)(uintptr_t)arena_strdup(&ctx->arena, buf);
+		if (!*name)
+			return -ENOMEM;
+	}
+	fr[0] = (struct sym_frame){ (const char *)(uintptr_t)*name, NULL, 0 };
+	return 1;
 }
 
 static int resolve_uncached(struct sym_ctx *ctx, struct sym_dso *d, u64 off,

@@ -89,6 +89,10 @@ struct sym_dso {
 	 * asks for a few thousand: an array of them all was 1.7 MB of
 	 * zeroed pages on the build bench file). */
 	struct idmap fde_ends;
+	/* unnamed_frame()'s names, by the FDE's start: one string per
+	 * function, so that its addresses name it with the same pointer
+	 * (stacks.c's native_frame() finds the frame by it). */
+	struct idmap fde_names;
 	/* dso_ahead.c: the thread's state for this DSO (AHEAD_*, atomic;
 	 * 0: never queued), and what its open said and counted, kept
 	 * for symbols.c's ahead_take() to pass on. `unseen`: made for the thread
