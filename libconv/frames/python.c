@@ -456,8 +456,7 @@ bool py_is_interpreter_dso(const char *dso_path)
 	return is_end(skip_version(p));
 }
 
-/* libc, libpthread or the dynamic loader, where the root frames are. */
-static bool is_libc_dso(const char *dso_path)
+bool py_is_libc_dso(const char *dso_path)
 {
 	static const char *const pre[] = { "libc.", "libc-", "libpthread",
 					   "ld-linux", "ld-musl", "ld-2." };
@@ -498,7 +497,7 @@ bool py_is_interpreter_frame(const char *func, const char *dso_path)
 				return false;
 		return true;
 	}
-	if (!func || !is_libc_dso(dso_path))
+	if (!func || !py_is_libc_dso(dso_path))
 		return false;
 	if (!strncmp(func, "__GI_", 5)) /* glibc's internal aliases */
 		func += 5;

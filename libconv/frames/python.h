@@ -128,6 +128,10 @@ bool py_is_interpreter_frame(const char *func, const char *dso_path);
  */
 bool py_is_interpreter_dso(const char *dso_path);
 
+/* Whether @dso_path is libc, libpthread or the dynamic loader, where the
+ * root frames py_is_interpreter_frame() names are. NULL gives false. */
+bool py_is_libc_dso(const char *dso_path);
+
 /* The source scanner itself (py_scan_source()) is common/pyscan.h's: the
  * merge reads sources too, and folded/ may not use frames/. */
 

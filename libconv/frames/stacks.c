@@ -66,6 +66,40 @@ static bool cache_eq(const void *ent, const void *key)
 	return e->a == k->a && e->b == k->b && e->kind == k->kind;
 }
 
+/*
+ * A native frame's text is made of a function name, and a source file
+ * and line or a library name (native_frame()). Those strings live as long
+ * as the symbolizer: symbol names and kernel names are kept per DSO and
+ * per kallsyms entry, DWARF names and paths are interned (symbols.c,
+ * dwarf_lines.c, kallsyms.c), libraries are the DSO's own path. So the
+ * same pointers always make the same text, and the frame id can be found
+ * by them: on the build bench recording 95,500 addresses name 58,500
+ * texts, and each address's text was formatted, hashed and compared in
+ * full to find an id the folder already had (issue 16). Two pointers to
+ * equal strings are two entries with the same id.
+ */
+struct name_ent {
+	u64 hash;
+	const char *func;
+	const char *where; /* the file, or the library when there is none */
+	s32 line;	   /* -1: @where is the library */
+	u32 id;
+};
+_Static_assert(sizeof(struct name_ent) == 32, "name memo slots: 32 bytes");
+
+struct name_key {
+	const char *func, *where;
+	s32 line;
+};
+
+static bool name_eq(const void *ent, const void *key)
+{
+	const struct name_ent *e = ent;
+	const struct name_key *k = key;
+
+	return e->func == k->func && e->where == k->where && e->line == k->line;
+}
+
 int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	     struct unw_ctx *unw, struct perfspy_folder *folder,
 	     const struct py_opts *py, const struct stk_opts *o,
@@ -83,6 +117,7 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	htab_init(&c->cache, sizeof(struct stk_cache_ent), 4096);
 	strset_init(&c->libs);
 	strset_init(&c->short_paths);
+	htab_init(&c->names, sizeof(struct name_ent), 4096);
 	err = py_ctx_new(py, &c->py);
 	if (err)
 		return err;
@@ -110,6 +145,7 @@ void stk_shed(struct stk_ctx *c)
 	free(c->short_at);
 	c->short_at = NULL;
 	c->cap_short_at = 0;
+	htab_free(&c->names);
 	/* The memo points into the frame cache's frames. */
 	free(c->memo);
 	c->memo = NULL;
@@ -328,11 +364,9 @@ static const char *short_file(struct stk_ctx *c, const char *path)
 	return s;
 }
 
-/* py-spy's native frame style (docs/pyspy-formats.md §1.8 item 5):
- * `func (file:line)` with DWARF, `func (lib)` without, `0x<addr> (lib)`
- * with no symbol. */
-static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
-			const char *lib, u64 addr)
+/* The text of native_frame(), formatted and interned. */
+static u32 format_frame(struct stk_ctx *c, const struct sym_frame *fr,
+			 const char *lib, u64 addr)
 {
 	struct fbuf f;
 
@@ -357,6 +391,40 @@ static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
 	}
 	fb_str(&f, ")");
 	return fold_intern(c->folder, f.b, f.n);
+}
+
+/* py-spy's native frame style (docs/pyspy-formats.md §1.8 item 5):
+ * `func (file:line)` with DWARF, `func (lib)` without, `0x<addr> (lib)`
+ * with no symbol. A named frame's id is remembered by its strings
+ * (struct name_ent). */
+static u32 native_frame(struct stk_ctx *c, const struct sym_frame *fr,
+			const char *lib, u64 addr)
+{
+	struct name_key k;
+	struct name_ent *e;
+	u64 h;
+	u32 id;
+
+	if (!fr || !fr->func)
+		return format_frame(c, fr, lib, addr);
+	k.func = fr->func;
+	k.where = fr->file ? fr->file : lib;
+	k.line = !fr->file ? -1 : fr->line > 0 && !c->o.no_lineno ? fr->line : 0;
+	if (htab_reserve(&c->names))
+		return FOLD_NO_ID;
+	h = hash_mix((u64)(uintptr_t)k.func ^ hash_mix((u64)(uintptr_t)k.where + (u64)(u32)k.line));
+	e = htab_probe(&c->names, h, name_eq, &k);
+	if (htab_used(e))
+		return e->id;
+	id = format_frame(c, fr, lib, addr);
+	if (id != FOLD_NO_ID) {
+		e->func = k.func;
+		e->where = k.where;
+		e->line = k.line;
+		e->id = id;
+		htab_claim(&c->names, e, h);
+	}
+	return id;
 }
 
 static const char *basename_of(const char *path)
@@ -419,11 +487,38 @@ static int shared_resolve(struct stk_ctx *c, struct sym_dso *dso, u64 b,
 	return n;
 }
 
+/*
+ * What render_dso() needs of a DSO's path: its last part, and whether
+ * its frames can be the interpreter's (py_is_interpreter_frame() is
+ * false for every function of a DSO that is neither the interpreter nor
+ * libc, libpthread or the loader). Worked out once per DSO and kept in a
+ * few slots by its address (DSOs live as long as the symbolizer): a
+ * string test per address was 2% of the build bench recording (issue 16).
+ */
+enum { DC_OTHER, DC_INTERP, DC_LIBC };
+
+static const struct stk_dso_class *dso_class(struct stk_ctx *c, const struct sym_dso *dso)
+{
+	struct stk_dso_class *k = &c->dso_classes[hash_mix((u64)(uintptr_t)dso) &
+						   (ARRAY_SIZE(c->dso_classes) - 1)];
+	const char *path;
+
+	if (k->dso == dso)
+		return k;
+	path = sym_dso_name(dso);
+	k->dso = dso;
+	k->lib = basename_of(path);
+	k->cls = py_is_interpreter_dso(path) ? DC_INTERP :
+		py_is_libc_dso(path) ? DC_LIBC : DC_OTHER;
+	return k;
+}
+
 static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 {
 	struct sym_frame frames[SYM_MAX_FRAMES];
-	const char *path = sym_dso_name(dso), *lib = basename_of(path);
-	bool interp_dso = py_is_interpreter_dso(path);
+	const struct stk_dso_class *dc = dso_class(c, dso);
+	const char *path = sym_dso_name(dso), *lib = dc->lib;
+	bool interp_dso = dc->cls == DC_INTERP;
 	int n, i, err;
 
 	/* The frame cache asks once per (DSO, offset, return): on its own
@@ -442,7 +537,8 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	for (i = 0; i < n; i++) {
 		/* Inlined frames take the class of the function they were
 		 * inlined into (the outermost one, last). */
-		u8 fl = py_is_interpreter_frame(frames[n - 1].func, path) &&
+		u8 fl = dc->cls != DC_OTHER &&
+			py_is_interpreter_frame(frames[n - 1].func, path) &&
 			py_is_interpreter_frame(frames[i].func, path) ? FF_INTERP : 0;
 
 		if (interp_dso)

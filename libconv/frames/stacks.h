@@ -65,6 +65,16 @@ struct stk_ctx {
 	struct strset short_paths;
 	u32 *short_at;
 	size_t cap_short_at;
+	/* native_frame's texts by the strings they are made of (struct
+	 * name_ent in stacks.c). */
+	struct htab names;
+	/* render_dso's view of recent DSOs' paths (dso_class() in
+	 * stacks.c), in slots by the DSO's address. */
+	struct stk_dso_class {
+		const struct sym_dso *dso;
+		const char *lib; /* the path's last part */
+		u8 cls;		 /* DC_* */
+	} dso_classes[16];
 
 	s32 pid; /* the sample's process (for the unwinder's lookups) */
 	u64 regs_mask; /* the sample's event's sample_regs_user */
