@@ -56,6 +56,13 @@ struct rp_rule {
 	bool leaf;
 	bool py;	 /* `python`: only in stacks with a Python frame */
 	const char *pat; /* NUL-terminated glob; "" for RK_KERNEL */
+	/* What a matching subject must hold (rule_lit() in report.c): the
+	 * pattern's longest run of plain characters, at the subject's start
+	 * when the pattern starts with it; lit_len 0: nothing known. */
+	const char *lit;
+	u32 lit_len;
+	bool lit_start;
+	u64 lit_pairs[4]; /* rp_pairs() of the run */
 };
 
 struct perfspy_report {

@@ -6,6 +6,8 @@
  * their errors, the text and JSON outputs, determinism, empty input.
  */
 #include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "perfspy.h"
@@ -635,6 +637,61 @@ static void test_waiting(void)
 	perfspy_folder__free(f);
 }
 
+/*
+ * Rules are matched with fnmatch(), behind a filter on the glob's plain
+ * text (rule_lit() in report.c): a frame whose text lacks that text, or
+ * does not start with it when the glob does, is never passed to
+ * fnmatch(). The filter must turn away only frames fnmatch() would: for
+ * each glob and part, the category holds exactly the frames fnmatch()
+ * itself matches here.
+ */
+static void test_globs(void)
+{
+	static const char *const funcs[] = { "foo_bar", "foo", "bar", "xfoo", "*xy",
+		"fao_bar", "foobar", "f", "ab", "oo_barr", "a?b", "a[b]c", "barfoo",
+		"foo_bar_foo", "fo", "zz*zz", "o_b" };
+	static const char *const globs[] = { "*", "foo*", "*bar", "*o_b*", "f?o*",
+		"*[ab]r", "\\*x*", "foo", "*oo*ar*", "x*", "?", "*?", "a\\?b",
+		"a[[]b]c", "*foo*foo*", "bar*foo", "*z\\*z*", "fo*o", "*_*_*",
+		"lib*", "*.so", "*o_b (lib*", "o_b (libo_b.so)", "* (lib?o*" };
+	static const char *const kinds[] = { "func", "lib", "frame" };
+	struct perfspy_folder *f;
+	struct perfspy_report *r;
+	struct logbuf lb;
+	char text[64][64], rules[128];
+	const char *one[1];
+	size_t i, g, k;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+		snprintf(text[i], sizeof(text[i]), "%s (lib%s.so)", funcs[i], funcs[i]);
+		one[0] = text[i];
+		T_EQ_INT(perfspy_folder__add(f, one, 1, 1), 0);
+	}
+	for (k = 0; k < 3; k++) {
+		for (g = 0; g < sizeof(globs) / sizeof(globs[0]); g++) {
+			uint64_t want = 0, got;
+			const char *part;
+			char lib[64];
+
+			for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+				snprintf(lib, sizeof(lib), "lib%s.so", funcs[i]);
+				part = k == 0 ? funcs[i] : k == 1 ? lib : text[i];
+				want += !fnmatch(globs[g], part, 0);
+			}
+			snprintf(rules, sizeof(rules), "m: %s %s\n", kinds[k], globs[g]);
+			r = NULL;
+			T_EQ_INT(with_rules(f, rules, &lb, &r), 0);
+			got = cat_samples(r, "m");
+			T_EQ_INT(got == UINT64_MAX ? 0 : got, want);
+			if ((got == UINT64_MAX ? 0 : got) != want)
+				fprintf(stderr, "  rule %s", rules);
+			perfspy_report__free(r);
+		}
+	}
+	perfspy_folder__free(f);
+}
+
 int main(void)
 {
 	test_waiting();
@@ -642,6 +699,7 @@ int main(void)
 	test_text();
 	test_json();
 	test_rules();
+	test_globs();
 	test_no_roots_and_empty();
 	test_old_thread_root();
 	test_ml();
