@@ -85,7 +85,10 @@ struct sample_ref {
 struct pp {
 	const struct perfspy_folder *in;
 	struct strtab str;
-	struct perfspy_folder *fnkeys, *mapkeys; /* id == index */
+	/* Function keys (function_id()) are bytes, not text: a set that
+	 * keeps them as they are. id == index. */
+	struct strset fnkeys;
+	struct perfspy_folder *mapkeys; /* id == index */
 	struct idmap loc_of;			 /* frame id -> Location id */
 	PLocation *locs;
 	size_t *loc_lo; /* locs[i]'s Lines start at lines[loc_lo[i]] */
@@ -128,6 +131,7 @@ static u64 function_id(struct pp *pp, const char *name, size_t nlen,
 	size_t klen = nlen + 1 + flen + sizeof(start);
 	PFunction *fn;
 	u32 id;
+	int r;
 
 	/* '\n' cannot occur in folded frame text, so it separates the parts. */
 	if (klen > sizeof(stackbuf) && !(key = malloc(klen)))
@@ -136,10 +140,13 @@ static u64 function_id(struct pp *pp, const char *name, size_t nlen,
 	key[nlen] = '\n';
 	memcpy(key + nlen + 1, file, flen);
 	memcpy(key + nlen + 1 + flen, &start, sizeof(start));
-	id = fold_intern(pp->fnkeys, key, klen);
+	/* Not fold_intern(): it rewrites newline and ';' bytes, and the
+	 * line's bytes may be either (10 read as 32 made the forward of line
+	 * 10 and the forward of line 32 of one file one Function). */
+	r = strset_add(&pp->fnkeys, key, klen, &id);
 	if (key != stackbuf)
 		free(key);
-	if (id == FOLD_NO_ID)
+	if (r < 0)
 		return 0;
 	if (id < pp->nfns)
 		return (u64)id + 1;
@@ -767,8 +774,7 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 	if (!pp.dso_paths)
 		pp.nr_dsos = 0;
 	err = perfspy_folder__new(&pp.str.f);
-	if (!err)
-		err = perfspy_folder__new(&pp.fnkeys);
+	strset_init(&pp.fnkeys);
 	if (!err)
 		err = perfspy_folder__new(&pp.mapkeys);
 	if (!err)
@@ -809,7 +815,7 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 out:
 	free(idx);
 	perfspy_folder__free(pp.str.f);
-	perfspy_folder__free(pp.fnkeys);
+	strset_free(&pp.fnkeys);
 	perfspy_folder__free(pp.mapkeys);
 	perfspy_folder__free(pp.grpkeys);
 	idmap_free(&pp.inl_of);
