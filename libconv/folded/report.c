@@ -510,6 +510,13 @@ struct rp_build {
 	 * ([0]) and with ([1]) a Python frame (`python` rules apply to the
 	 * latter only). */
 	struct idmap cache[2];
+	/* Per input frame id, worked out on first use (each stack used to
+	 * parse its frames three times, issue 16): kinds[id] is its
+	 * enum frame_kind + 1; sys[id] its kernel_entry() name id + 2, 1
+	 * when it names none; leaf[id] its rp_leaf_name() id + 1. 0: not
+	 * yet known. */
+	u8 *kinds;
+	u32 *sys, *leaf;
 	char *buf;	    /* NUL-terminated copies for fnmatch */
 	size_t cap;
 	char *norm;	    /* a frame's text without clone suffixes */
@@ -673,6 +680,15 @@ static int rp_frame_rules(struct perfspy_report *r, struct rp_build *b, u32 id,
 	return 0;
 }
 
+/* frame_kind_of() input frame @id, once per id. */
+static enum frame_kind id_kind(struct rp_build *b, u32 id)
+{
+	if (!b->kinds[id])
+		b->kinds[id] = (u8)(frame_kind_of(fold_name(b->in, id),
+						  fold_name_len(b->in, id)) + 1);
+	return (enum frame_kind)(b->kinds[id] - 1);
+}
+
 /* Which syscall (or fault) a kernel frame says the stack is in. */
 static const char *kernel_entry(const struct frame_parts *p, size_t *len)
 {
@@ -801,8 +817,7 @@ static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 	int err;
 
 	for (j = n; j-- > 0;) {
-		if (frame_kind_of(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j])) !=
-		    FRAME_KERNEL) {
+		if (id_kind(b, ids[j]) != FRAME_KERNEL) {
 			leaf = j;
 			break;
 		}
@@ -815,20 +830,30 @@ static int rp_tail(struct perfspy_report *r, struct rp_build *b, const u32 *ids,
 			best = (u32)(m >> 32);
 		if (j == leaf && (u32)m < best)
 			best = (u32)m;
-		frame_parse(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j]), &p);
-		if (p.kind != FRAME_KERNEL || k->sys != RP_NONE)
+		if (k->sys != RP_NONE || id_kind(b, ids[j]) != FRAME_KERNEL)
 			continue;
-		sys = kernel_entry(&p, &len);
-		if (sys && (k->sys = rp_name(r, sys, len)) == RP_NONE)
-			return -ENOMEM;
+		if (!b->sys[ids[j]]) {
+			u32 sid = RP_NONE;
+
+			frame_parse(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j]), &p);
+			sys = kernel_entry(&p, &len);
+			if (sys && (sid = rp_name(r, sys, len)) == RP_NONE)
+				return -ENOMEM;
+			b->sys[ids[j]] = sys ? sid + 2 : 1;
+		}
+		if (b->sys[ids[j]] > 1)
+			k->sys = b->sys[ids[j]] - 2;
 	}
 	k->cat = best == RP_NONE ? r->cat_other : r->rules[best].cat;
-	err = rp_leaf_name(r, b, ids[leaf], &k->leaf);
-	if (err)
-		return err;
+	if (!b->leaf[ids[leaf]]) {
+		err = rp_leaf_name(r, b, ids[leaf], &k->leaf);
+		if (err)
+			return err;
+		b->leaf[ids[leaf]] = k->leaf + 1;
+	}
+	k->leaf = b->leaf[ids[leaf]] - 1;
 	for (j = 0; k->sys == RP_NONE && j < n; j++)
-		if (frame_kind_of(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j])) ==
-		    FRAME_KERNEL)
+		if (id_kind(b, ids[j]) == FRAME_KERNEL)
 			k->sys = rp_name(r, "other kernel", 12);
 	return 0;
 }
@@ -896,8 +921,7 @@ static int rp_stack(struct perfspy_report *r, struct rp_build *b, const u32 *ids
 		}
 	}
 	for (j = nr; j-- > root && py == RP_NONE;)
-		if (frame_kind_of(fold_name(b->in, ids[j]), fold_name_len(b->in, ids[j])) ==
-		    FRAME_PYTHON)
+		if (id_kind(b, ids[j]) == FRAME_PYTHON)
 			py = j;
 	if (py != RP_NONE &&
 	    (k.py = rp_name(r, fold_name(b->in, ids[py]), fold_name_len(b->in, ids[py]))) == RP_NONE)
@@ -1051,7 +1075,7 @@ static int rp_index(struct perfspy_report *r)
 static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 {
 	struct rp_build b = { .in = f };
-	size_t i, nr = perfspy_folder__nr_stacks(f);
+	size_t i, nr = perfspy_folder__nr_stacks(f), nn;
 	const u32 *ids;
 	u32 n;
 	u64 count;
@@ -1061,6 +1085,12 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 	if (!r->cat_total)
 		return -ENOMEM;
 	memset(r->cat_total, 0, r->ncats * sizeof(*r->cat_total));
+	nn = fold_nr_names(f);
+	b.kinds = calloc(nn + 1, sizeof(*b.kinds));
+	b.sys = calloc(nn + 1, sizeof(*b.sys));
+	b.leaf = calloc(nn + 1, sizeof(*b.leaf));
+	if (!b.kinds || !b.sys || !b.leaf)
+		err = -ENOMEM;
 	for (i = 0; !err && i < nr; i++) {
 		fold_stack(f, i, &ids, &n, &count);
 		err = rp_stack(r, &b, ids, n, count);
@@ -1069,6 +1099,9 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 	}
 	idmap_free(&b.cache[0]);
 	idmap_free(&b.cache[1]);
+	free(b.kinds);
+	free(b.sys);
+	free(b.leaf);
 	free(b.buf);
 	free(b.norm);
 	if (!err)
