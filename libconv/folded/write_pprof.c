@@ -99,7 +99,7 @@ struct pp {
 	void *inlined_ctx;
 	bool first_lines; /* perfspy_write_opts.python_first_lines */
 	struct idmap inl_of; /* frame id -> 2 inlined, 1 not */
-	struct perfspy_folder *grpkeys; /* "id,id,..." of each group */
+	struct strset grpkeys; /* each group's frame ids, as bytes */
 	struct idmap grp_of;		/* group key id -> Location id */
 	PFunction *fns;
 	size_t nfns, cap_fns;
@@ -333,25 +333,15 @@ static int is_inlined(struct pp *pp, u32 id)
 }
 
 /* Location id of the inline group @fids[0..n) (leaf first, n > 1), made
- * on first use; groups are keyed by their frame ids as text (fold_intern
- * would rewrite ';' and newline bytes of a binary key). 0 on ENOMEM. */
+ * on first use; groups are keyed by the bytes of their frame ids (a
+ * string set keeps bytes as given). Printing the ids as text was half of
+ * a pprof conversion of deep stacks (issue 16). 0 on ENOMEM. */
 static u64 group_location_id(struct pp *pp, const u32 *fids, u32 n)
 {
-	char *key = NULL;
-	size_t len = 0, cap = 0;
 	u64 *v, loc = 0;
-	u32 i, kid;
+	u32 kid;
 
-	for (i = 0; i < n; i++) {
-		if (ensure_mem((void **)&key, &cap, 1, len + 12)) {
-			free(key);
-			return 0;
-		}
-		len += (size_t)snprintf(key + len, cap - len, "%u,", fids[i]);
-	}
-	kid = fold_intern(pp->grpkeys, key, len);
-	free(key);
-	if (kid == FOLD_NO_ID)
+	if (strset_add(&pp->grpkeys, (const char *)fids, (size_t)n * sizeof(*fids), &kid) < 0)
 		return 0;
 	v = idmap_get(&pp->grp_of, kid);
 	if (v)
@@ -777,8 +767,7 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 	strset_init(&pp.fnkeys);
 	if (!err)
 		err = perfspy_folder__new(&pp.mapkeys);
-	if (!err)
-		err = perfspy_folder__new(&pp.grpkeys);
+	strset_init(&pp.grpkeys);
 	pp.inlined_fn = OPTS_GET(opts, frame_inlined, NULL);
 	pp.first_lines = OPTS_GET(opts, python_first_lines, false);
 	pp.inlined_ctx = OPTS_GET(opts, frame_inlined_ctx, NULL);
@@ -817,7 +806,7 @@ out:
 	perfspy_folder__free(pp.str.f);
 	strset_free(&pp.fnkeys);
 	perfspy_folder__free(pp.mapkeys);
-	perfspy_folder__free(pp.grpkeys);
+	strset_free(&pp.grpkeys);
 	idmap_free(&pp.inl_of);
 	idmap_free(&pp.grp_of);
 	free(pp.loc_lo);
