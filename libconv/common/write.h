@@ -42,6 +42,34 @@ void wout_str(struct wout *w, const char *s);
 void wout_fmt(struct wout *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void wout_u64(struct wout *w, u64 v);
+
+/* Where @n bytes can be written at the end of the buffer with no flush,
+ * or NULL (no room left, or an error): then wout_put() and the rest.
+ * wout_wrote() says how many were. For writers that format many small
+ * pieces (a speedscope sample is a list of numbers). */
+static inline char *wout_room(struct wout *w, size_t n)
+{
+	return !w->err && w->cap - w->len >= n ? w->buf + w->len : NULL;
+}
+
+static inline void wout_wrote(struct wout *w, size_t n)
+{
+	w->len += n;
+}
+
+/* @v in decimal at @p; returns the end. */
+static inline char *fmt_u32(char *p, u32 v)
+{
+	char t[10];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(p, t + i, sizeof(t) - i);
+	return p + (sizeof(t) - i);
+}
 /* @v / @div as a decimal with @digits (1..6) fraction digits, rounded
  * half up, in integer arithmetic so the bytes never depend on the libc's
  * float formatting. @div must be > 0. */

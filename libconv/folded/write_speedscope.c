@@ -62,6 +62,7 @@ struct ss {
 	struct fgroups grp;
 	struct idmap frame_idx; /* group id -> speedscope index */
 	u32 *frames;		/* speedscope index -> group id */
+	u32 *sidx;		/* folder frame id -> speedscope index (ss_sidx) */
 	size_t nframes, cap_frames;
 	u32 *stack_grp;		/* folder stack index -> profile (group) */
 	/* The timeline, sorted by profile then time (docs/output.md §8). */
@@ -252,13 +253,52 @@ static void ss_put_name(struct wout *w, const struct ss *s,
 }
 
 /* The frame indices of folder stack @idx without its root prefix. */
+/*
+ * Each frame's speedscope index by its folder id, once ss_prepare() has
+ * numbered every group: the timeline writes a stack per sample (95,000
+ * of them on the system-wide bench file, a hundred frames each), and a
+ * group look-up and a hash probe per frame were a fifth of the
+ * conversion. UINT32_MAX: in no stack.
+ */
+static int ss_sidx(struct ss *s)
+{
+	size_t n = fold_nr_names(s->f), i;
+	u64 *v;
+
+	s->sidx = xreallocarray(NULL, n + 1, sizeof(*s->sidx));
+	if (!s->sidx)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		u32 g = s->grp.gid[i];
+
+		v = g == FOLD_NO_ID ? NULL : idmap_get(&s->frame_idx, g);
+		s->sidx[i] = v ? (u32)*v : UINT32_MAX;
+	}
+	return 0;
+}
+
 static void ss_put_stack(struct wout *w, const struct ss *s, u32 idx, u32 nprefix)
 {
 	const u32 *ids;
 	u32 nr, j, g;
 	u64 count;
+	char *p, *q;
 
 	fold_stack(s->f, idx, &ids, &nr, &count);
+	/* Straight into the output buffer when the list fits: at most
+	 * 10 digits and a comma a frame. */
+	if (nr >= nprefix && (p = wout_room(w, 2 + (size_t)(nr - nprefix) * 11))) {
+		q = p;
+		*q++ = '[';
+		for (j = nprefix; j < nr; j++) {
+			if (j > nprefix)
+				*q++ = ',';
+			q = fmt_u32(q, s->sidx[ids[j]]);
+		}
+		*q++ = ']';
+		wout_wrote(w, (size_t)(q - p));
+		return;
+	}
 	wout_str(w, "[");
 	for (j = nprefix; j < nr; j++) {
 		if (j > nprefix)
@@ -435,6 +475,8 @@ int write_speedscope(const struct perfspy_folder *f, FILE *out,
 	if (!err)
 		err = ss_prepare(&s);
 	if (!err)
+		err = ss_sidx(&s);
+	if (!err)
 		err = ss_timeline(&s);
 	if (!err)
 		err = ss_put(&w, &s, title ? title : "perfspy");
@@ -445,6 +487,7 @@ int write_speedscope(const struct perfspy_folder *f, FILE *out,
 	free(s.next);
 	free(s.g);
 	free(s.frames);
+	free(s.sidx);
 	idmap_free(&s.by_hash);
 	idmap_free(&s.frame_idx);
 	if (err) {
