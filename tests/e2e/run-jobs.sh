@@ -8,11 +8,13 @@
 # processes, a CPython 3.12 -X perf DWARF profile of three Python threads),
 # in raw, pprof and flamegraph, with and without --threads; the messages
 # are the same set; -v says the split happened; a stream converts on one
-# thread and still matches.
+# thread and still matches; sessions keep pace, so -j 2 maps little more of
+# the input than -j 1 (peak RSS on a workload whose threads run in turn).
 . "$(dirname "$0")/lib.sh"
 
 need_perf
 need_perfspy
+need_python
 scratch
 
 # same IN LABEL ARGS...: -j 1 against each of $JS (default "2 5"), in
@@ -121,6 +123,45 @@ for bad in 0 -1 257 x; do
 		fail "-j $bad: message does not name the option: $(head -1 "$SCRATCH/err")"
 	fi
 done
+
+# Memory under -j 2 (docs/design.md §6.4): every session reads the one
+# mapping, and pages go only behind the slowest session, so a session must
+# not run far ahead. Two threads that run one after the other, DWARF stacks
+# of 32 KB (a 130 MB file): the second thread's session skips the first
+# half of the file. Unpaced it ran ahead by that half: 66 MB of peak RSS
+# more than -j 1 (88 against 22 MB); paced (16 MB ahead at most), 20 MB.
+build phases
+ph=$SCRATCH/phases.data
+"$PERF" record -q -F 999 --call-graph dwarf,32768 -o "$ph" -- "$E2E_BIN/phases" 4 \
+	>/dev/null 2>"$SCRATCH/phrec.log" ||
+	die "perf record of the phases workload failed: $(tail -2 "$SCRATCH/phrec.log")"
+# peak_kb J OUT: peak RSS (KB) of a -j J conversion of $ph into OUT.
+peak_kb() {
+	"$PY" - "$PERFSPY" "$1" "$ph" "$2" <<'PYEOF'
+import resource, subprocess, sys
+rc = subprocess.run([sys.argv[1], "convert", "-q", "-j", sys.argv[2], "-i", sys.argv[3],
+                     "-o", sys.argv[4]]).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else "exit%d" % rc)
+PYEOF
+}
+k1=$(peak_kb 1 "$SCRATCH/ph1.txt")
+k2=$(peak_kb 2 "$SCRATCH/ph2.txt")
+mb=$(( $(stat -c %s "$ph") >> 20 ))
+if readelf -d "$PERFSPY" 2>/dev/null | grep -q 'NEEDED.*libtsan'; then
+	# ThreadSanitizer's shadow memory grows with each thread's accesses.
+	say "  note  phases: peak RSS not compared under ThreadSanitizer (make tsan)"
+elif ! [[ $k1 =~ ^[0-9]+$ && $k2 =~ ^[0-9]+$ ]]; then
+	fail "phases: -j 1 gave $k1, -j 2 gave $k2"
+elif ! cmp -s "$SCRATCH/ph1.txt" "$SCRATCH/ph2.txt"; then
+	fail "phases: -j 2 differs from -j 1"
+elif [ "$mb" -lt 80 ]; then
+	fail "phases: the recording is $mb MB, too small to show a session running ahead"
+elif [ $(((k2 - k1) >> 10)) -le 40 ]; then
+	pass "phases ($mb MB, DWARF): -j 2 peaks $(((k2 - k1) >> 10)) MB above -j 1 ($((k1 >> 10)) MB), same bytes"
+else
+	fail "phases ($mb MB, DWARF): -j 2 peaks $(((k2 - k1) >> 10)) MB above -j 1 ($((k1 >> 10)) -> $((k2 >> 10)) MB): a session ran ahead"
+fi
+rm -f "$ph"
 
 # CPython 3.12 -X perf, three Python threads, DWARF stacks.
 py312=$(find_python 3.12)
