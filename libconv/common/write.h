@@ -57,10 +57,10 @@ static inline void wout_wrote(struct wout *w, size_t n)
 	w->len += n;
 }
 
-/* @v in decimal at @p; returns the end. */
-static inline char *fmt_u32(char *p, u32 v)
+/* @v in decimal at @p (at most 20 bytes); returns the end. */
+static inline char *fmt_u64(char *p, u64 v)
 {
-	char t[10];
+	char t[20];
 	size_t i = sizeof(t);
 
 	do {

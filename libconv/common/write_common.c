@@ -274,14 +274,9 @@ void wout_fmt(struct wout *w, const char *fmt, ...)
 
 void wout_u64(struct wout *w, u64 v)
 {
-	char buf[24];
-	size_t i = sizeof(buf);
+	char buf[20];
 
-	do {
-		buf[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	wout_put(w, buf + i, sizeof(buf) - i);
+	wout_put(w, buf, (size_t)(fmt_u64(buf, v) - buf));
 }
 
 void wout_fixed(struct wout *w, u64 v, u64 div, unsigned digits)

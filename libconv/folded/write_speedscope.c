@@ -286,14 +286,14 @@ static void ss_put_stack(struct wout *w, const struct ss *s, u32 idx, u32 nprefi
 
 	fold_stack(s->f, idx, &ids, &nr, &count);
 	/* Straight into the output buffer when the list fits: at most
-	 * 10 digits and a comma a frame. */
+	 * 10 digits (a u32) and a comma a frame. */
 	if (nr >= nprefix && (p = wout_room(w, 2 + (size_t)(nr - nprefix) * 11))) {
 		q = p;
 		*q++ = '[';
 		for (j = nprefix; j < nr; j++) {
 			if (j > nprefix)
 				*q++ = ',';
-			q = fmt_u32(q, s->sidx[ids[j]]);
+			q = fmt_u64(q, s->sidx[ids[j]]);
 		}
 		*q++ = ']';
 		wout_wrote(w, (size_t)(q - p));
