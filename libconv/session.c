@@ -1258,6 +1258,18 @@ static bool can_order(const struct rd *rd)
 	return rd->nr_evsels > 0;
 }
 
+/* The least of @keep and every session's keep point: the slowest one's. */
+static u64 split_slowest(const struct perfspy_session *s, u64 keep)
+{
+	u64 v, min = keep;
+	u32 k;
+
+	for (k = 0; k < s->nr_jobs; k++)
+		if ((v = __atomic_load_n(&s->keep_at[k], __ATOMIC_RELAXED)) < min)
+			min = v;
+	return min;
+}
+
 /*
  * -j N's sessions read one mapping of the input, so a page is mapped (and
  * paid for: a first touch costs microseconds, docs/design.md §6.4) once
@@ -1267,16 +1279,10 @@ static bool can_order(const struct rd *rd)
  */
 static u64 split_keep(struct perfspy_session *s, u64 keep)
 {
-	u64 v, min = keep;
-	u32 k;
-
 	if (!s->keep_at)
 		return keep;
 	__atomic_store_n(&s->keep_at[s->job], keep, __ATOMIC_RELAXED);
-	for (k = 0; k < s->nr_jobs; k++)
-		if ((v = __atomic_load_n(&s->keep_at[k], __ATOMIC_RELAXED)) < min)
-			min = v;
-	return min;
+	return split_slowest(s, keep);
 }
 
 /*
@@ -1295,21 +1301,12 @@ static u64 split_keep(struct perfspy_session *s, u64 keep)
 static void split_pace(struct perfspy_session *s, u64 keep)
 {
 	struct timespec ts = { 0, 200 * 1000 };
-	u64 v, min;
-	u32 k;
 
 	if (!s->keep_at)
 		return;
-	for (;;) {
-		min = keep;
-		for (k = 0; k < s->nr_jobs; k++)
-			if ((v = __atomic_load_n(&s->keep_at[k], __ATOMIC_RELAXED)) < min)
-				min = v;
-		if (keep - min <= SPLIT_AHEAD ||
-		    (s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED)))
-			return;
+	while (keep - split_slowest(s, keep) > SPLIT_AHEAD &&
+	       !(s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED)))
 		nanosleep(&ts, NULL);
-	}
 }
 
 static int run_pass(struct perfspy_session *s)
