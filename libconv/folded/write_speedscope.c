@@ -252,13 +252,13 @@ static void ss_put_name(struct wout *w, const struct ss *s,
 	wout_str(w, "\"");
 }
 
-/* The frame indices of folder stack @idx without its root prefix. */
 /*
  * Each frame's speedscope index by its folder id, once ss_prepare() has
  * numbered every group: the timeline writes a stack per sample (95,000
  * of them on the system-wide bench file, a hundred frames each), and a
  * group look-up and a hash probe per frame were a fifth of the
- * conversion. UINT32_MAX: in no stack.
+ * conversion. ss_prepare() numbered every group of every stack;
+ * UINT32_MAX: in no stack.
  */
 static int ss_sidx(struct ss *s)
 {
@@ -277,10 +277,11 @@ static int ss_sidx(struct ss *s)
 	return 0;
 }
 
+/* The frame indices of folder stack @idx without its root prefix. */
 static void ss_put_stack(struct wout *w, const struct ss *s, u32 idx, u32 nprefix)
 {
 	const u32 *ids;
-	u32 nr, j, g;
+	u32 nr, j;
 	u64 count;
 	char *p, *q;
 
@@ -303,9 +304,7 @@ static void ss_put_stack(struct wout *w, const struct ss *s, u32 idx, u32 nprefi
 	for (j = nprefix; j < nr; j++) {
 		if (j > nprefix)
 			wout_str(w, ",");
-		/* ss_prepare() numbered every group: no failure left. */
-		g = s->grp.gid[ids[j]];
-		wout_u64(w, *idmap_get(&s->frame_idx, g));
+		wout_u64(w, s->sidx[ids[j]]);
 	}
 	wout_str(w, "]");
 }
