@@ -304,18 +304,6 @@ static bool word(const char **s, const char *e, const char *w)
 }
 
 /*
- * A glob's plain text, for rule_match() to turn most subjects away
- * without fnmatch(): with flags 0, each character other than * ? [ and
- * backslash matches only itself, so a subject the glob matches holds
- * every run of them, and starts with the first one when the glob does.
- * The longest run is kept. A glob with a bracket expression or an
- * escape keeps none (their plain-looking characters are not).
- * Matching each distinct frame against the 100-odd built-in rules with
- * fnmatch() alone was a third of a pprof conversion (issue 16).
- */
-static void rule_lit(struct rp_rule *ru);
-
-/*
  * The pairs of adjacent bytes of @n bytes at @s, as a 256-bit set (a
  * Bloom filter with one hash). A subject holding a rule's run holds its
  * pairs, so a run with a pair the subject's set lacks is not in it: one
@@ -335,6 +323,16 @@ static void rp_pairs(const char *s, size_t n, u64 out[4])
 	}
 }
 
+/*
+ * A glob's plain text, for rule_match() to turn most subjects away
+ * without fnmatch(): with flags 0, each character other than * ? [ and
+ * backslash matches only itself, so a subject the glob matches holds
+ * every run of them, and starts with the first one when the glob does.
+ * The longest run is kept. A glob with a bracket expression or an
+ * escape keeps none (their plain-looking characters are not).
+ * Matching each distinct frame against the 100-odd built-in rules with
+ * fnmatch() alone was a third of a pprof conversion (issue 16).
+ */
 static void rule_lit(struct rp_rule *ru)
 {
 	const char *p = ru->pat, *run;
@@ -556,6 +554,15 @@ static const char *cstr(struct rp_build *b, const char *s, size_t n)
 	return b->buf;
 }
 
+/* The parts of a frame rules look at, by rule kind: RK_FRAME the whole
+ * text, RK_FUNC the function, RK_LIB the file (struct rp_subj sj[]). */
+enum { SUBJ_TEXT, SUBJ_FUNC, SUBJ_FILE, SUBJ_N };
+
+static int subj_of(enum rp_kind kind)
+{
+	return kind == RK_FRAME ? SUBJ_TEXT : kind == RK_LIB ? SUBJ_FILE : SUBJ_FUNC;
+}
+
 /* A frame's text or part as rules see it, with its pairs (rp_pairs())
  * once a rule asks. */
 struct rp_subj {
@@ -592,33 +599,20 @@ static bool lit_in(const struct rp_rule *ru, struct rp_subj *sj)
 	return memmem(sj->s, sj->n, ru->lit, ru->lit_len) != NULL;
 }
 
-/* 1 on a match, 0 on none, -ENOMEM. @sj: the frame's text, function
- * and file (RK_FRAME, RK_FUNC, RK_LIB). */
+/* 1 on a match, 0 on none, -ENOMEM. @sj: the frame's parts (SUBJ_*). */
 static int rule_match(struct rp_build *b, const struct rp_rule *ru,
-		      const struct frame_parts *p, struct rp_subj sj[3])
+		      const struct frame_parts *p, struct rp_subj sj[SUBJ_N])
 {
-	struct rp_subj *x;
+	struct rp_subj *x = &sj[subj_of(ru->kind)];
 	const char *s;
 
-	switch (ru->kind) {
-	case RK_KERNEL:
+	if (ru->kind == RK_KERNEL)
 		return p->kind == FRAME_KERNEL;
-	case RK_FRAME:
-		x = &sj[0];
-		/* The text is a NUL-terminated string (the folder's, or
-		 * rp_normalize()'s copy). */
-		return lit_in(ru, x) && !fnmatch(ru->pat, x->s, 0);
-	case RK_LIB:
-		if (!p->file)
-			return 0;
-		x = &sj[2];
-		break;
-	default:
-		x = &sj[1];
-	}
-	if (!lit_in(ru, x))
-		return 0;
-	s = cstr(b, x->s, x->n);
+	if (!x->s || !lit_in(ru, x))
+		return 0; /* RK_LIB: a frame without a file matches none */
+	/* The text is a NUL-terminated string (the folder's, or
+	 * rp_normalize()'s copy); the parts are copied to be one. */
+	s = ru->kind == RK_FRAME ? x->s : cstr(b, x->s, x->n);
 	if (!s)
 		return -ENOMEM;
 	return !fnmatch(ru->pat, s, 0);
@@ -634,10 +628,8 @@ static int rp_frame_rules(struct perfspy_report *r, struct rp_build *b, u32 id,
 	size_t len = fold_name_len(b->in, id);
 	u32 any = RP_NONE, leaf = RP_NONE, i;
 	struct frame_parts p;
-	struct rp_subj sj[3];
+	struct rp_subj sj[SUBJ_N];
 	size_t w, k;
-	/* struct perfspy_report.cand's kinds (func, lib, frame) in @sj. */
-	static const u8 subj_of[3] = { 1, 2, 0 };
 	u64 *v = idmap_get(&b->cache[py], id);
 	int m;
 
@@ -649,16 +641,16 @@ static int rp_frame_rules(struct perfspy_report *r, struct rp_build *b, u32 id,
 	m = rp_normalize(b, &text, &len, &p);
 	if (m)
 		return m;
-	sj[0] = (struct rp_subj){ .s = text, .n = len };
-	sj[1] = (struct rp_subj){ .s = p.func, .n = p.func_len };
-	sj[2] = (struct rp_subj){ .s = p.file, .n = p.file_len };
+	sj[SUBJ_TEXT] = (struct rp_subj){ .s = text, .n = len };
+	sj[SUBJ_FUNC] = (struct rp_subj){ .s = p.func, .n = p.func_len };
+	sj[SUBJ_FILE] = (struct rp_subj){ .s = p.file, .n = p.file_len };
 	/* The rules in order, skipping those rp_index() says cannot match
 	 * (rule_match() would say 0 for them). */
 	for (w = 0; w < r->cand_words && any == RP_NONE; w++) {
 		u64 bits = 0;
 
-		for (k = 0; k < 3; k++)
-			bits |= r->cand[(k * 257 + first_byte(&sj[subj_of[k]])) * r->cand_words + w];
+		for (k = 0; k < SUBJ_N; k++)
+			bits |= r->cand[(k * 257 + first_byte(&sj[k])) * r->cand_words + w];
 		while (bits && any == RP_NONE) {
 			i = (u32)(w * 64 + (size_t)__builtin_ctzll(bits));
 			bits &= bits - 1;
@@ -1033,8 +1025,8 @@ static int rp_order_cats(struct perfspy_report *r)
 /*
  * Which rules a frame can match, by the first byte of the part each kind
  * looks at (struct perfspy_report.cand): a rule whose glob starts with
- * plain text (rule_lit()) only where that byte starts the part, the
- * others (and `kernel`, in every row of each kind) everywhere. Most
+ * plain text (rule_lit()) only where that byte starts its part, the
+ * others (and `kernel`, in the function's rows) everywhere. Most
  * built-in rules are prefixes (170 of 180), so a frame tries a dozen of
  * them instead of all (issue 16).
  */
@@ -1046,28 +1038,21 @@ static int rp_index(struct perfspy_report *r)
 	r->cand_words = w;
 	if (!w)
 		return 0;
-	r->cand = calloc(3 * 257 * w, sizeof(*r->cand));
+	r->cand = calloc(SUBJ_N * 257 * w, sizeof(*r->cand));
 	if (!r->cand)
 		return -ENOMEM;
 	for (i = 0; i < r->nrules; i++) {
 		const struct rp_rule *ru = &r->rules[i];
 
 		bit = 1ull << (i & 63);
-		for (k = 0; k < 3; k++) {
-			bool mine = (ru->kind == RK_FUNC && k == 0) ||
-				(ru->kind == RK_LIB && k == 1) ||
-				(ru->kind == RK_FRAME && k == 2) || ru->kind == RK_KERNEL;
-
-			if (!mine)
-				continue;
-			if (ru->kind != RK_KERNEL && ru->lit_len && ru->lit_start) {
-				c = (u8)ru->lit[0];
-				r->cand[(k * 257 + c) * w + i / 64] |= bit;
-				continue;
-			}
-			for (c = 0; c < 257; c++)
-				r->cand[(k * 257 + c) * w + i / 64] |= bit;
+		k = (size_t)subj_of(ru->kind);
+		if (ru->kind != RK_KERNEL && ru->lit_len && ru->lit_start) {
+			c = (u8)ru->lit[0];
+			r->cand[(k * 257 + c) * w + i / 64] |= bit;
+			continue;
 		}
+		for (c = 0; c < 257; c++)
+			r->cand[(k * 257 + c) * w + i / 64] |= bit;
 	}
 	return 0;
 }

@@ -72,8 +72,9 @@ struct perfspy_report {
 	struct rp_rule *rules;
 	size_t nrules, cap_rules;
 	/* rp_index(): bit i of cand + ((k * 257 + c) * cand_words) is set
-	 * when rule i can match a frame whose part for kind k (func, lib,
-	 * frame) starts with byte c (256: the part is empty or absent). */
+	 * when rule i can match a frame whose part k (report.c's SUBJ_*:
+	 * text, function, file) starts with byte c (256: the part is empty
+	 * or absent). */
 	u64 *cand;
 	size_t cand_words;
 	u32 *cats;		/* category name ids, in rule order */
