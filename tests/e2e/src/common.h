@@ -25,6 +25,16 @@
 
 static volatile uint64_t sink;
 
+/* A leaf that spins @n rounds, kept apart from other spinners by @mul
+ * (NOINLINE and SPIN_FRAME: its own frame in every stack). */
+#define SPINNER(spin, mul)					\
+	NOINLINE void spin(int n)				\
+	{							\
+		SPIN_FRAME;					\
+		for (int i = 0; i < n; i++)			\
+			sink += (uint64_t)i * (mul);		\
+	}
+
 static inline double now_s(void)
 {
 	struct timespec ts;

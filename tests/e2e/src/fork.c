@@ -11,19 +11,8 @@
 #include <unistd.h>
 #include "common.h"
 
-NOINLINE void parent_spin(int n)
-{
-	SPIN_FRAME;
-	for (int i = 0; i < n; i++)
-		sink += (uint64_t)i * 3;
-}
-
-NOINLINE void child_spin(int n)
-{
-	SPIN_FRAME;
-	for (int i = 0; i < n; i++)
-		sink += (uint64_t)i * 5;
-}
+SPINNER(parent_spin, 3)
+SPINNER(child_spin, 5)
 
 NOINLINE void parent_work(double end)
 {

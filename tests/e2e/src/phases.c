@@ -13,19 +13,8 @@
 #include <stdio.h>
 #include "common.h"
 
-NOINLINE void spin_first(int n)
-{
-	SPIN_FRAME;
-	for (int i = 0; i < n; i++)
-		sink += (uint64_t)i * 19;
-}
-
-NOINLINE void spin_second(int n)
-{
-	SPIN_FRAME;
-	for (int i = 0; i < n; i++)
-		sink += (uint64_t)i * 23;
-}
+SPINNER(spin_first, 19)
+SPINNER(spin_second, 23)
 
 struct phase {
 	const char *name;

@@ -23,14 +23,6 @@ struct job {
 
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define SPINNER(spin, mul)					\
-	NOINLINE void spin(int n)				\
-	{							\
-		SPIN_FRAME;					\
-		for (int i = 0; i < n; i++)			\
-			sink += (uint64_t)i * (mul);		\
-	}
-
 SPINNER(main_spin, 7)
 SPINNER(spin_a, 11)
 SPINNER(spin_b, 13)
