@@ -233,11 +233,14 @@ ubsan:
 	$(Q)$(MAKE) --no-print-directory O=build-ubsan \
 		CFLAGS="-O1 -g -fsanitize=undefined -fno-sanitize-recover=all" check
 
-# -j N's worker threads under ThreadSanitizer (docs/design.md §6.4): the
-# e2e test that splits conversions over 2, 3 and 5 threads.
+# -j N's worker threads and the namer under ThreadSanitizer (docs/design.md
+# §6.4, §6.19): the e2e tests that split conversions over 2, 3 and 5
+# threads and that name frames ahead, and the names log's unit test.
 tsan:
-	$(Q)$(MAKE) --no-print-directory O=build-tsan CFLAGS="-O1 -g -fsanitize=thread" all
+	$(Q)$(MAKE) --no-print-directory O=build-tsan CFLAGS="-O1 -g -fsanitize=thread" all build-tsan/tests/test_namer
+	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_namer
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-jobs
+	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-namer
 
 check-abi: $(SHLIB)
 	$(Q)scripts/check-abi.sh $(SHLIB) libperfspy.map

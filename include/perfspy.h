@@ -267,9 +267,22 @@ struct perfspy_convert_opts {
 	 * file of the other byte order, @idle and a folder keeping a
 	 * timeline convert on the calling thread. */
 	int jobs;
+	/* issue 16 (docs/design.md §6.19): with @jobs 0 or 1, a
+	 * frame-pointer recording read in place may have its addresses
+	 * named on a second thread, by a second session reading ahead;
+	 * the folder and the output are the same either way. enum
+	 * perfspy_name_ahead: AUTO (0) does it for files of 2 MB of data
+	 * or more with more than one CPU online. */
+	int name_ahead;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field jobs
+#define perfspy_convert_opts__last_field name_ahead
+
+enum perfspy_name_ahead {
+	PERFSPY_NAME_AHEAD_AUTO = 0,
+	PERFSPY_NAME_AHEAD_NEVER = 1,
+	PERFSPY_NAME_AHEAD_ALWAYS = 2,
+};
 
 /*
  * Read every record of the session, keep statistics (see

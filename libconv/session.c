@@ -25,6 +25,7 @@
 #include "common/fold.h"
 #include "common/hash.h"
 #include "frames/machine.h"
+#include "frames/namer.h"
 #include "common/opts.h"
 #include "perfdata/evlist.h"
 #include "perfdata/order.h"
@@ -133,6 +134,12 @@ struct perfspy_session {
 	u32 job, nr_jobs;
 	int *stop;
 	u64 *keep_at; /* per session: input still needed from here (split_keep) */
+	u32 nr_keep;  /* keep_at's sessions */
+	/* Names read ahead (docs/design.md §6.19): the log this session
+	 * takes names from, or (@namer_w) writes them into. */
+	struct namer *namer;
+	bool namer_w;
+	u64 namer_win, namer_win_put; /* the window's first sample, names then */
 };
 
 static int session_new(const struct perfspy_open_opts *opts,
@@ -436,6 +443,7 @@ static int build_stack(struct perfspy_session *s, const struct rd_evsel *ev,
 	u32 tmp, *stack;
 	int err;
 
+	s->stk.sample = s->nr_samples;
 	err = stk_build(&s->stk, ev, smp, &n);
 	if (err)
 		return err;
@@ -1032,6 +1040,38 @@ static int job_skip(struct perfspy_session *s, u32 tid, u32 *owner)
 	return err ? err : s->job && *owner != s->job;
 }
 
+/*
+ * The naming session's part of a sample (docs/design.md §6.19). Naming
+ * pays where samples keep meeting new addresses: on the build bench
+ * recording 1,000-3,000 in each stretch of 4,096 samples, to its end. On
+ * a program that runs the same code over and over (the deep-stack bench
+ * files) it is 80 in the second stretch and fewer later, and reading
+ * every sample a second time then cost the converting thread 8%: a
+ * stretch with fewer than one new address per 16 samples ends the
+ * namer's pass, and the converting session names the rest with the
+ * namer's symbolizer.
+ */
+#define NAMER_WINDOW 4096
+
+static int name_ahead(struct perfspy_session *s, const struct rd_evsel *ev,
+		      const struct rec_sample *smp)
+{
+	int err = stk_name_ahead(&s->stk, ev, smp, s->nr_samples, s->namer);
+	u64 put, last;
+
+	namer_through(s->namer, s->nr_samples);
+	if (err || s->nr_samples - s->namer_win < NAMER_WINDOW)
+		return err;
+	put = namer_count(s->namer);
+	last = s->namer_win_put;
+	s->namer_win = s->nr_samples;
+	s->namer_win_put = put;
+	/* -ECANCELED ends this session's pass here (job_main() ignores
+	 * it); the converting session then names with this session's
+	 * symbolizer (namer_left()). */
+	return put - last < NAMER_WINDOW / 16 ? -ECANCELED : 0;
+}
+
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
@@ -1087,7 +1127,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return -ENOMEM;
 	t->nr_samples++;
 	t->seen = true;
-	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size))
+	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size) && !s->namer_w)
 		fp_stat(s, &smp);
 	if (!s->folder) {
 		size_t n;
@@ -1104,6 +1144,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	s->stats.samples_kept++;
 	if (s->nr_jobs > 1 && owner != s->job)
 		return 0;
+	if (s->namer_w)
+		return name_ahead(s, ev, &smp);
 	return fold_sample(s, ev, &smp, t,
 			   OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
 			   smp.period : 1);
@@ -1264,7 +1306,7 @@ static u64 split_slowest(const struct perfspy_session *s, u64 keep)
 	u64 v, min = keep;
 	u32 k;
 
-	for (k = 0; k < s->nr_jobs; k++)
+	for (k = 0; k < s->nr_keep; k++)
 		if ((v = __atomic_load_n(&s->keep_at[k], __ATOMIC_RELAXED)) < min)
 			min = v;
 	return min;
@@ -1305,8 +1347,14 @@ static void split_pace(struct perfspy_session *s, u64 keep)
 	if (!s->keep_at)
 		return;
 	while (keep - split_slowest(s, keep) > SPLIT_AHEAD &&
-	       !(s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED)))
+	       !(s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED))) {
+		/* The reader of names it holds back must not wait for it. */
+		if (s->namer_w)
+			namer_pausing(s->namer, true);
 		nanosleep(&ts, NULL);
+	}
+	if (s->namer_w)
+		namer_pausing(s->namer, false);
 }
 
 static int run_pass(struct perfspy_session *s)
@@ -1446,8 +1494,11 @@ static int open_ahead(struct perfspy_session *s)
 	int err = 0;
 	u32 id;
 
-	if (!s->folder || s->rsym || !s->rd.nr_build_ids || OPTS_GET(o, pid, 0) ||
-	    OPTS_GET(o, tid, 0) || OPTS_GET(o, comm, NULL) || online_cpus() < 2)
+	/* A session taking its names from a log names nothing at first
+	 * (docs/design.md §6.19); its namer opens them ahead instead. */
+	if (!s->folder || s->rsym || (s->namer && !s->namer_w) || !s->rd.nr_build_ids ||
+	    OPTS_GET(o, pid, 0) || OPTS_GET(o, tid, 0) || OPTS_GET(o, comm, NULL) ||
+	    online_cpus() < 2)
 		return 0;
 	v = calloc(s->rd.nr_build_ids, sizeof(*v));
 	if (!v)
@@ -1490,6 +1541,8 @@ static int pass_prepare(struct perfspy_session *s)
 		err = start_stacks(s, s->copts);
 	if (!err && s->rsym)
 		stk_share_names(&s->stk, s->rsym, s->rlock);
+	if (!err && s->namer && !s->namer_w)
+		s->stk.namer = s->namer;
 	return err;
 }
 
@@ -1596,10 +1649,14 @@ static int job_open(struct perfspy_session *s, struct job *j, u32 k, int *stop)
 		.perf_map_dir = s->perf_map_dir,
 		.no_debuginfod = s->o_no_debuginfod);
 	struct perfspy_session *w;
-	size_t n = s->copts->sz < sizeof(j->opts) ? s->copts->sz : sizeof(j->opts);
+	/* No options (the library's defaults) are zeroes. */
+	size_t n = !s->copts ? 0 : s->copts->sz < sizeof(j->opts) ? s->copts->sz :
+		   sizeof(j->opts);
 	int err;
 
-	memcpy(&j->opts, s->copts, n);
+	memset(&j->opts, 0, sizeof(j->opts));
+	if (n)
+		memcpy(&j->opts, s->copts, n);
 	j->opts.sz = sizeof(j->opts);
 	j->opts.progress_fn = NULL;
 	err = perfspy_folder__new(&j->folder);
@@ -1630,6 +1687,10 @@ static void *job_main(void *arg)
 	struct perfspy_session *w = j->s;
 
 	j->err = one_pass(w);
+	/* A namer that stopped, for whatever reason, adds no more: its
+	 * reader names the rest itself (namer.h). */
+	if (w->namer_w)
+		namer_finish(w->namer);
 	/* Done with the input: the main session may let all of it go. */
 	__atomic_store_n(&w->keep_at[w->job], UINT64_MAX, __ATOMIC_RELAXED);
 	/* What the merge does not read goes now, while the main session
@@ -1640,6 +1701,9 @@ static void *job_main(void *arg)
 	htab_free(&w->chains);
 	if (w->stk_live)
 		stk_shed(&w->stk);
+	/* Nothing here touches its symbolizer from now on. */
+	if (w->namer_w)
+		namer_leave(w->namer, w->sym);
 	return NULL;
 }
 
@@ -1746,6 +1810,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	if (!err)
 		err = split_start(s, n);
 	s->keep_at = keep_at;
+	s->nr_keep = n;
 	for (k = 1; !err && k < n; k++) {
 		err = job_open(s, &jobs[k], k, &stop);
 		if (!err) {
@@ -1756,6 +1821,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	for (k = 1; !err && k < n; k++) {
 		err = split_start(jobs[k].s, n);
 		jobs[k].s->keep_at = keep_at;
+		jobs[k].s->nr_keep = n;
 	}
 	for (k = 1; !err && k < n; k++) {
 		if (pthread_create(&jobs[k].th, NULL, job_main, &jobs[k])) {
@@ -1789,6 +1855,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 			pthread_join(jobs[k].th, NULL);
 	split_end(s);
 	s->keep_at = NULL;
+	s->nr_keep = 0;
 	for (k = 1; !err && !alone && k < n; k++)
 		err = jobs[k].err;
 	for (k = 1; !err && !alone && k < n; k++) {
@@ -1818,12 +1885,106 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	return !err && alone ? one_pass(s) : err;
 }
 
+/* ------------------------------------------------ names read ahead */
+
+/*
+ * docs/design.md §6.19: on a frame-pointer recording naming addresses is
+ * the converting thread's biggest part after folding (a quarter of it on
+ * the build bench recording), and -j 2's split by thread repeats the
+ * reading and ordering on both threads and meets on the shared
+ * symbolizer's lock. Here a second session reads the same mapping on a
+ * thread of its own and does nothing but name each address the first
+ * time a sample needs it, into the names log; the converting session
+ * folds every sample as one pass does and takes the names from the log.
+ */
+/* Below this much data the thread costs about what it saves. */
+#define NAME_AHEAD_MIN (2u << 20)
+
+static bool can_name_ahead(const struct perfspy_session *s, bool always)
+{
+	size_t i;
+
+	if (!can_split(s) ||
+	    (!always && s->rd.data_end - s->rd.data_offset < NAME_AHEAD_MIN))
+		return false;
+	/* Frame pointers only: user stack dumps are unwound, not named
+	 * from a callchain, and cost too much to read twice. */
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+			return false;
+	return true;
+}
+
+static int convert_named(struct perfspy_session *s)
+{
+	struct log_tee tee = { .out = s->log };
+	u64 keep_at[2] = { 0, 0 };
+	struct namer_stats st;
+	struct namer *nm = NULL;
+	struct job j = { 0 };
+	int stop = 0, err;
+	size_t i;
+
+	err = namer_new(&nm);
+	if (!err)
+		err = job_open(s, &j, 1, &stop);
+	if (!err) {
+		j.s->namer = nm;
+		j.s->namer_w = true;
+		j.s->keep_at = keep_at;
+		j.s->nr_keep = 2;
+		j.running = !pthread_create(&j.th, NULL, job_main, &j);
+	}
+	if (err || !j.running) {
+		job_free(&j);
+		namer_free(nm);
+		return err ? err : one_pass(s);
+	}
+	log_msg(&s->log, LOG_INFO, "%s: naming frames ahead on a second thread", s->path);
+	strset_init(&tee.seen);
+	s->log.fn = tee_log;
+	s->log.ctx = &tee;
+	s->keep_at = keep_at;
+	s->nr_keep = 2;
+	s->namer = nm;
+	err = one_pass(s);
+	/* Whatever the namer has left to do is of no use now. */
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&keep_at[0], UINT64_MAX, __ATOMIC_RELAXED);
+	pthread_join(j.th, NULL);
+	s->namer = NULL;
+	s->keep_at = NULL;
+	s->nr_keep = 0;
+	/* The names memo holds the namer's strings, and the stacks may
+	 * hold its symbolizer: both go with it. */
+	stk_drop_names(&s->stk);
+	s->log = tee.out;
+	namer_stats(nm, &st);
+	log_msg(&s->log, LOG_DEBUG,
+		"%s: %llu addresses named ahead, %llu taken, %llu named here, %llu waits",
+		s->path, (unsigned long long)st.put, (unsigned long long)st.taken,
+		(unsigned long long)st.missed, (unsigned long long)st.waits);
+	/* The namer's messages (its symbolizer's), each said once. Its
+	 * error, if any, cost only time: the reader named the rest. */
+	for (i = 0; i < j.nr_msgs; i++) {
+		const char *t = j.msgs[i].text;
+		u32 id;
+
+		if (strset_add(&tee.seen, t, strlen(t), &id) == 1 && s->log.fn)
+			s->log.fn(s->log.ctx, j.msgs[i].level, t);
+	}
+	strset_free(&tee.seen);
+	job_free(&j);
+	namer_free(nm);
+	return err;
+}
+
 PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 					 const struct perfspy_convert_opts *opts,
 					 struct perfspy_folder *folder)
 {
 	size_t i;
-	int err, jobs;
+	int err, jobs, ahead;
 
 	if (!s)
 		return -EINVAL;
@@ -1858,8 +2019,13 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		return -PERFSPY_E_NO_EVENT;
 	}
 	jobs = OPTS_GET(opts, jobs, 0);
+	ahead = OPTS_GET(opts, name_ahead, PERFSPY_NAME_AHEAD_AUTO);
 	if (jobs > 1 && can_split(s))
 		err = convert_split(s, jobs > 256 ? 256 : (u32)jobs);
+	else if (ahead == PERFSPY_NAME_AHEAD_ALWAYS ? can_name_ahead(s, true) :
+		 ahead == PERFSPY_NAME_AHEAD_AUTO && online_cpus() > 1 &&
+		 can_name_ahead(s, false))
+		err = convert_named(s);
 	else
 		err = one_pass(s);
 	s->passed = true;

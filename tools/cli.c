@@ -712,6 +712,20 @@ static void heap_hint(const struct perfspy_info *info)
 		cli_heapwarm_big();
 }
 
+/* PERFSPY_NAME_AHEAD=0 or =1 turns the naming thread (docs/design.md
+ * §6.19) off, or on whatever the file's size: to measure it, and to
+ * test both ways. Unset (or anything else): the library decides. */
+static int name_ahead_env(void)
+{
+	const char *e = getenv("PERFSPY_NAME_AHEAD");
+
+	if (e && !strcmp(e, "0"))
+		return PERFSPY_NAME_AHEAD_NEVER;
+	if (e && !strcmp(e, "1"))
+		return PERFSPY_NAME_AHEAD_ALWAYS;
+	return PERFSPY_NAME_AHEAD_AUTO;
+}
+
 int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp)
@@ -754,6 +768,7 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		o = *co;
 		if (!o.jobs)
 			o.jobs = cli_default_jobs(known);
+		o.name_ahead = name_ahead_env();
 		err = perfspy_session__convert(*sp, &o, f);
 		cli_progress_end();
 		if (err)

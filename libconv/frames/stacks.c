@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "common/fold.h"
+#include "namer.h"
 #include "perfspy.h"
 
 /* Callchain context markers (enum perf_callchain_context, uapi). */
@@ -460,14 +461,24 @@ static int render_jit(struct stk_ctx *c, const struct jit_entry *j)
 	return add_id(c, intern_fmt(c, "%s ([JIT])", j->name), 0);
 }
 
+void stk_drop_names(struct stk_ctx *c)
+{
+	htab_free(&c->names);
+	idmap_free(&c->rdsos);
+	c->rsym = NULL;
+	c->rlock = NULL;
+	c->namer = NULL;
+}
+
 void stk_share_names(struct stk_ctx *c, struct sym_ctx *rsym, pthread_mutex_t *rlock)
 {
 	c->rsym = rsym;
 	c->rlock = rlock;
 }
 
-/* sym_resolve() of @dso's twin in the shared symbolizer (stk_ctx.rsym).
- * The frames' strings are rsym's: they live as long as it does. */
+/* sym_resolve() of @dso's twin in the shared symbolizer (stk_ctx.rsym),
+ * under rlock if there is one (a namer's, left to this thread alone, has
+ * none). The frames' strings are rsym's: they live as long as it does. */
 static int shared_resolve(struct stk_ctx *c, struct sym_dso *dso, u64 b,
 			  struct sym_frame *frames)
 {
@@ -477,13 +488,15 @@ static int shared_resolve(struct stk_ctx *c, struct sym_dso *dso, u64 b,
 
 	if (!v)
 		return -ENOMEM;
-	pthread_mutex_lock(c->rlock);
+	if (c->rlock)
+		pthread_mutex_lock(c->rlock);
 	n = *v ? 0 : sym_dso_twin(c->rsym, dso, &twin);
 	if (!n && !*v)
 		*v = (u64)(uintptr_t)twin;
 	if (!n)
 		n = sym_resolve(c->rsym, (struct sym_dso *)(uintptr_t)*v, b >> 1, b & 1, frames);
-	pthread_mutex_unlock(c->rlock);
+	if (c->rlock)
+		pthread_mutex_unlock(c->rlock);
 	return n;
 }
 
@@ -524,8 +537,17 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	/* The frame cache asks once per (DSO, offset, return): on its own
 	 * the symbolizer needs no cache of its own. The shared one keeps
 	 * it, for the other sessions' frame caches. */
-	n = c->rlock ? shared_resolve(c, dso, b, frames) :
-		sym_resolve_once(c->sym, dso, b >> 1, b & 1, frames);
+	n = NAMER_MISS;
+	if (c->namer) {
+		/* docs/design.md §6.19: the names log first; once the namer
+		 * has left, its symbolizer, which has the DSOs open. */
+		n = namer_take(c->namer, c->sample, path, b, frames);
+		if (n == NAMER_MISS && !c->rsym)
+			c->rsym = namer_left(c->namer);
+	}
+	if (n == NAMER_MISS)
+		n = c->rsym ? shared_resolve(c, dso, b, frames) :
+			sym_resolve_once(c->sym, dso, b >> 1, b & 1, frames);
 	if (n < 0)
 		return n;
 	if (!n) {
@@ -1029,6 +1051,77 @@ static size_t filter(struct stk_ctx *c, size_t n)
 		c->sflags[k++] = c->sflags[i];
 	}
 	return k;
+}
+
+/*
+ * One user address of stk_name_ahead(): named and logged if the frame
+ * cache has not seen it, with the key push_frames_e() gives it. The memo
+ * (push_memo's table, holding no frames here) skips the repeats of deep
+ * stacks without the map lookup.
+ */
+static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 sample,
+		    struct namer *nm)
+{
+	u8 key = MEMO_USED | (is_return ? MEMO_RET : 0);
+	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
+	struct sym_frame frames[SYM_MAX_FRAMES];
+	struct stk_cache_ent *e;
+	struct unw_code code;
+	u64 b, h;
+	int n;
+
+	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key)
+		return 0;
+	find_code(c, ip - is_return, &code);
+	if (code.kind != UNW_CODE_DSO)
+		return 0;
+	*m = (struct stk_memo){ ip, c->pid, gen, 0, 0, key };
+	b = ((code.file_off + is_return) << 1) | is_return;
+	if (!(e = cache_probe(c, (u64)(uintptr_t)code.dso, b, FK_DSO, &h)))
+		return -ENOMEM;
+	if (htab_used(e))
+		return 0;
+	n = sym_resolve_once(c->sym, code.dso, b >> 1, b & 1, frames);
+	if (n < 0)
+		return n;
+	e->first = 0;
+	e->nr = 0;
+	htab_claim(&c->cache, e, h);
+	return namer_put(nm, sample, sym_dso_name(code.dso), b, frames, (u32)n);
+}
+
+int stk_name_ahead(struct stk_ctx *c, const struct rd_evsel *ev,
+		   const struct rec_sample *smp, u64 sample, struct namer *nm)
+{
+	bool kernel = smp->cpumode == PERF_RECORD_MISC_KERNEL, first = true, skip = false;
+	u32 gen;
+	u64 i, ip;
+	int err = 0;
+
+	/* stk_build()'s choice: these take their user frames elsewhere. */
+	if ((smp->regs_abi && smp->stack_size) || lbr_user_start(ev, smp) ||
+	    c->mach->jit_follow)
+		return 0;
+	c->pid = (s32)smp->pid;
+	if (!c->memo && !(c->memo = calloc(STK_MEMO, sizeof(*c->memo))))
+		return -ENOMEM;
+	gen = mach_maps_gen(c->mach, c->pid);
+	if (!smp->callchain_nr)
+		return kernel ? 0 : name_one(c, smp->ip, false, gen, sample, nm);
+	/* push_callchain()'s walk, user contexts only. */
+	for (i = 0; !err && i < smp->callchain_nr; i++) {
+		ip = rec_callchain_ip(smp, i);
+		if (ip >= CTX_MAX) {
+			kernel = ip == CTX_KERNEL;
+			skip = !(kernel || ip == CTX_USER);
+			first = true;
+			continue;
+		}
+		if (!skip && !kernel)
+			err = name_one(c, ip, !first, gen, sample, nm);
+		first = false;
+	}
+	return err;
 }
 
 int stk_build(struct stk_ctx *c, const struct rd_evsel *ev,

@@ -93,10 +93,29 @@ struct stk_ctx {
 	struct sym_ctx *rsym;
 	pthread_mutex_t *rlock;
 	struct idmap rdsos;
+
+	/* Names taken from the names log (docs/design.md §6.19), written
+	 * by a session reading ahead: NULL names them here. @sample: the
+	 * number of the sample being built, as the log counts them. */
+	struct namer *namer;
+	u64 sample;
 };
 
 /* Name frames through @rsym under @rlock from now on (stk_ctx.rsym). */
 void stk_share_names(struct stk_ctx *c, struct sym_ctx *rsym, pthread_mutex_t *rlock);
+
+/* The reading-ahead session's part (docs/design.md §6.19): name, with
+ * c->sym, every user address of frame-pointer sample @smp (number
+ * @sample) that no earlier sample had, in the order stk_build() would
+ * need them, into @nm. Other samples (user stack dumps, LBR call stacks)
+ * add nothing: the converting session names those itself. 0 or -ENOMEM. */
+int stk_name_ahead(struct stk_ctx *c, const struct rd_evsel *ev,
+		   const struct rec_sample *smp, u64 sample, struct namer *nm);
+
+/* Forget every string and symbolizer not c->sym's (the names memo, the
+ * shared symbolizer and its DSO twins, the names log): before the
+ * symbolizer that owns them goes. */
+void stk_drop_names(struct stk_ctx *c);
 
 /* @unw is shared by the session (its CFI cache outlives conversions). */
 int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# e2e: names read ahead (issue 16, docs/design.md §6.19). On a frame-pointer
+# recording a second session names each address on a thread of its own and
+# the converting one takes the names from its log; the output must be the
+# bytes of a conversion without it (PERFSPY_NAME_AHEAD=0) and the messages
+# the same set: every perf.data of the shared corpus, forced on whatever
+# its size (raw, --threads, pprof), a system-wide recording of a compiler
+# at work (thousands of new addresses: the namer runs to the end
+# and names nearly all of them, and a file that size gets it without being
+# asked), CPython 3.12 -X perf with frame pointers (perf-map frames beside
+# the named ones), and a program that runs the same code over and over,
+# where the namer gives up after two stretches of samples and the
+# converting session names the rest with the namer's symbolizer.
+. "$(dirname "$0")/lib.sh"
+
+need_perf
+need_perfspy
+scratch
+
+# same IN LABEL ARGS...: forced on against off, in each of $FMTS.
+same() {
+	local in=$1 label=$2 v fmt th rc0 rc1 bad=
+	shift 2
+	for v in ${FMTS:-raw: raw:--threads pprof:}; do
+		fmt=${v%%:*}
+		th=${v#*:}
+		# shellcheck disable=SC2086 # $th: empty or one word
+		PERFSPY_NAME_AHEAD=0 "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
+			-o "$SCRATCH/n0" 2>"$SCRATCH/e0"
+		rc0=$?
+		# shellcheck disable=SC2086
+		PERFSPY_NAME_AHEAD=1 "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
+			-o "$SCRATCH/n1" 2>"$SCRATCH/e1"
+		rc1=$?
+		grep -v 'naming frames ahead' "$SCRATCH/e1" >"$SCRATCH/e1v"
+		if [ "$rc0" != "$rc1" ]; then
+			bad="$bad $fmt$th: exit $rc0 vs $rc1;"
+		elif [ "$rc0" = 0 ] && ! cmp -s "$SCRATCH/n0" "$SCRATCH/n1"; then
+			bad="$bad $fmt$th: output differs;"
+		elif ! cmp -s <(sort "$SCRATCH/e0") <(sort "$SCRATCH/e1v"); then
+			bad="$bad $fmt$th: messages differ ($(diff <(sort "$SCRATCH/e0") <(sort "$SCRATCH/e1v") | sed -n 2p));"
+		fi
+	done
+	if [ -n "$bad" ]; then
+		fail "$label: named ahead differs:$bad"
+	else
+		pass "$label: named ahead, the same bytes and messages (${FMTS:-raw: raw:--threads pprof:})"
+	fi
+}
+
+# stats IN WAY ARGS...: the namer's counts for IN with PERFSPY_NAME_AHEAD
+# set to WAY ("put taken here waits"), or "none" when it did not run.
+stats() {
+	local in=$1 way=$2
+	shift 2
+	PERFSPY_NAME_AHEAD=$way "$PERFSPY" convert -v -v "$@" -i "$in" -o /dev/null 2>&1 |
+		sed -n 's/.*: \([0-9]*\) addresses named ahead, \([0-9]*\) taken, \([0-9]*\) named here, \([0-9]*\) waits$/\1 \2 \3 \4/p' |
+		grep . || echo none
+}
+
+corpus=$TOP/../shared/corpus/perf_data_converter
+if [ -d "$corpus" ]; then
+	n=0
+	used=0
+	for f in "$corpus"/perf.data.*; do
+		same "$f" "corpus ${f##*/}"
+		[ "$(stats "$f" 1)" != none ] && used=$((used + 1))
+		n=$((n + 1))
+	done
+	[ "$n" -ge 30 ] || fail "corpus: only $n perf.data files in $corpus"
+	# Files read in place in their own byte order, without user stack
+	# dumps: most of the corpus.
+	if [ "$used" -ge 20 ]; then
+		pass "corpus: $used of $n files converted with the namer"
+	else
+		fail "corpus: only $used of $n files converted with the namer"
+	fi
+elif [ "${CI:-}" = true ]; then
+	fail "corpus: $corpus missing (the checkout must sit beside shared/)"
+else
+	say "  note  no corpus at $corpus: recordings only"
+fi
+
+# A compiler at work, system-wide: cc1 meets new code all the time.
+# Compiling this project's largest sources over and over for 6 s.
+cc_loop() {
+	local end=$((SECONDS + 7))
+	while [ $SECONDS -lt $end ]; do
+		for src in libconv/session.c libconv/frames/symbols.c libconv/frames/stacks.c; do
+			${CC:-cc} -O2 -g -Iinclude -Ilibconv -D_GNU_SOURCE -c "$TOP/$src" \
+				-o "$SCRATCH/cc.o" 2>/dev/null || true
+		done
+	done
+}
+cd "$TOP" || die "cd $TOP"
+cc_loop &
+cpid=$!
+sleep 0.5
+cc=$SCRATCH/cc.data
+"$PERF" record -q -a -g -F 4000 -o "$cc" -- sleep 6 >/dev/null 2>"$SCRATCH/ccrec.log" ||
+	{ kill "$cpid" 2>/dev/null; die "perf record -a failed: $(tail -2 "$SCRATCH/ccrec.log")"; }
+wait "$cpid"
+mkdir -p "$SCRATCH/nomaps"
+same "$cc" "system-wide, cc1 at work" --perf-map-dir "$SCRATCH/nomaps"
+mb=$(($(stat -c %s "$cc") >> 20))
+read -r put taken here waits <<<"$(stats "$cc" 1 --perf-map-dir "$SCRATCH/nomaps")"
+if [ "$put" = none ]; then
+	fail "system-wide cc1: the namer did not run"
+elif [ "$taken" -gt 5000 ] && [ "$here" -lt $((taken / 20)) ]; then
+	pass "system-wide cc1 ($mb MB): $taken addresses named ahead and taken, $here named by the converting thread ($waits waits)"
+else
+	fail "system-wide cc1 ($mb MB): $put named ahead, $taken taken, $here named by the converting thread"
+fi
+# Unasked, a file of 2 MB of data or more gets the namer (more than one
+# CPU online); PERFSPY_NAME_AHEAD=0 keeps it off.
+if [ "$(nproc)" -gt 1 ] && [ "$mb" -ge 3 ]; then
+	a=$(stats "$cc" "" --perf-map-dir "$SCRATCH/nomaps")
+	z=$(stats "$cc" 0 --perf-map-dir "$SCRATCH/nomaps")
+	if [ "$a" != none ] && [ "$z" = none ]; then
+		pass "system-wide cc1 ($mb MB): the namer runs unasked, and not with PERFSPY_NAME_AHEAD=0"
+	else
+		fail "system-wide cc1 ($mb MB): unasked '$a', with PERFSPY_NAME_AHEAD=0 '$z'"
+	fi
+else
+	fail "system-wide cc1: $mb MB on $(nproc) CPUs: too small to check the default"
+fi
+rm -f "$cc"
+
+# The same code over and over: four threads spinning in the same
+# functions for 3 s. After the first stretches of 4,096 samples few new
+# addresses come, the namer stops, and the converting thread names what
+# is left.
+build threads
+th=$SCRATCH/threads.data
+"$PERF" record -q -N -F 4999 -g -o "$th" -- "$E2E_BIN/threads" 3 >/dev/null 2>"$SCRATCH/threc.log" ||
+	die "perf record of the threads workload failed: $(tail -2 "$SCRATCH/threc.log")"
+same "$th" "threads, frame pointers"
+read -r put taken here waits <<<"$(stats "$th" 1)"
+need_python
+ns=$("$PERFSPY" info --json -i "$th" | json_samples)
+if [ "$put" = none ]; then
+	fail "threads: the namer did not run"
+elif [ "$ns" -lt 9000 ]; then
+	fail "threads: $ns samples, too few for the namer to give up"
+elif [ "$here" -gt 0 ] && [ "$taken" -gt 0 ]; then
+	pass "threads ($ns samples): the namer gave up after $put names; $here named by the converting thread"
+else
+	fail "threads ($ns samples): $put named ahead, $taken taken, $here named by the converting thread"
+fi
+same "$th" "threads, --comm ps-beta --no-kernel" --comm ps-beta --no-kernel
+
+# CPython 3.12 -X perf recorded with -g: perf-map (JIT) frames and the
+# interpreter's named frames.
+py312=$(find_python 3.12)
+if [ -n "$py312" ]; then
+	pyd=$SCRATCH/py.data
+	"$PERF" record -q -F 999 -g -o "$pyd" -- \
+		"$py312" -X perf "$TOP/bench/pyload.py" 1.5 >/dev/null 2>"$SCRATCH/pyrec.log" ||
+		die "perf record of python3.12 failed: $(tail -2 "$SCRATCH/pyrec.log")"
+	same "$pyd" "python3.12 -X perf, frame pointers"
+	# This CPython has no frame pointers: the chains mostly end in
+	# the interpreter, so this is about the mix, not whole stacks.
+	read -r put taken here waits <<<"$(stats "$pyd" 1)"
+	if [ "$put" != none ] && [ "$taken" -gt 100 ]; then
+		pass "python, named ahead: $taken addresses of libpython and its modules taken"
+	else
+		fail "python, named ahead: $put named ahead, ${taken:-} taken"
+	fi
+else
+	skip "no CPython 3.12 with perf trampolines for the Python part (set PY312)"
+fi
+finish
