@@ -174,6 +174,21 @@ record() {
 	mv "$data.tmp" "$data"
 }
 
+# differs WHAT RC1 OUT1 ERR1 RC2 OUT2 ERR2: how two conversions of one input
+# that must agree (run-jobs, run-namer) differ: exit status, output bytes
+# (when both succeeded) or the set of messages, as " WHAT: ...;"; nothing
+# when they agree.
+differs() {
+	local what=$1 rc1=$2 o1=$3 e1=$4 rc2=$5 o2=$6 e2=$7
+	if [ "$rc1" != "$rc2" ]; then
+		printf ' %s: exit %s vs %s;' "$what" "$rc1" "$rc2"
+	elif [ "$rc1" = 0 ] && ! cmp -s "$o1" "$o2"; then
+		printf ' %s: output differs;' "$what"
+	elif ! cmp -s <(sort "$e1") <(sort "$e2"); then
+		printf ' %s: messages differ (%s);' "$what" "$(diff <(sort "$e1") <(sort "$e2") | sed -n 2p)"
+	fi
+}
+
 # perf_samples FILE: number of PERF_RECORD_SAMPLE records, perf as the oracle.
 perf_samples() {
 	"$PERF" report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE'

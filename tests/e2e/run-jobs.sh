@@ -32,13 +32,8 @@ same() {
 			# shellcheck disable=SC2086
 			"$PERFSPY" convert -j "$j" -f "$fmt" $th "$@" -i "$in" -o "$SCRATCH/jn" 2>"$SCRATCH/en"
 			rc2=$?
-			if [ "$rc1" != "$rc2" ]; then
-				bad="$bad $fmt$th -j $j: exit $rc1 vs $rc2;"
-			elif [ "$rc1" = 0 ] && ! cmp -s "$SCRATCH/j1" "$SCRATCH/jn"; then
-				bad="$bad $fmt$th -j $j: output differs;"
-			elif ! cmp -s <(sort "$SCRATCH/e1") <(sort "$SCRATCH/en"); then
-				bad="$bad $fmt$th -j $j: messages differ ($(diff <(sort "$SCRATCH/e1") <(sort "$SCRATCH/en") | sed -n 2p));"
-			fi
+			bad=$bad$(differs "$fmt$th -j $j" "$rc1" "$SCRATCH/j1" "$SCRATCH/e1" \
+				"$rc2" "$SCRATCH/jn" "$SCRATCH/en")
 		done
 	done
 	if [ -n "$bad" ]; then

@@ -34,13 +34,8 @@ same() {
 			-o "$SCRATCH/n1" 2>"$SCRATCH/e1"
 		rc1=$?
 		grep -v 'naming frames ahead' "$SCRATCH/e1" >"$SCRATCH/e1v"
-		if [ "$rc0" != "$rc1" ]; then
-			bad="$bad $fmt$th: exit $rc0 vs $rc1;"
-		elif [ "$rc0" = 0 ] && ! cmp -s "$SCRATCH/n0" "$SCRATCH/n1"; then
-			bad="$bad $fmt$th: output differs;"
-		elif ! cmp -s <(sort "$SCRATCH/e0") <(sort "$SCRATCH/e1v"); then
-			bad="$bad $fmt$th: messages differ ($(diff <(sort "$SCRATCH/e0") <(sort "$SCRATCH/e1v") | sed -n 2p));"
-		fi
+		bad=$bad$(differs "$fmt$th" "$rc0" "$SCRATCH/n0" "$SCRATCH/e0" \
+			"$rc1" "$SCRATCH/n1" "$SCRATCH/e1v")
 	done
 	if [ -n "$bad" ]; then
 		fail "$label: named ahead differs:$bad"
