@@ -272,7 +272,8 @@ struct perfspy_convert_opts {
 	 * named on a second thread, by a second session reading ahead;
 	 * the folder and the output are the same either way. enum
 	 * perfspy_name_ahead: AUTO (0) does it for files of 2 MB of data
-	 * or more with more than one CPU online. */
+	 * or more with more than one CPU to run on (online, and in the
+	 * process's affinity mask). */
 	int name_ahead;
 	size_t : 0;
 };

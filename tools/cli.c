@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cpus.h"
 
 const char *cli_prog = "perfspy";
 
@@ -144,7 +145,7 @@ void cli_check_dirs(const struct cli_common *c)
 
 int cli_default_jobs(const struct perfspy_info *info)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = cli_cpus();
 
 	if (!info || !info->has_user_stack)
 		return 1;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cpus.h"
 
 static void convert_usage(FILE *f)
 {
@@ -183,7 +184,7 @@ static bool close_aside(struct perfspy_session *s, const struct perfspy_write_op
 			pthread_t *th)
 {
 	if (!s || wo->frame_inlined || wo->frame_lib || wo->nr_dsos ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	    cli_cpus() < 2)
 		return false;
 	return !pthread_create(th, NULL, close_main, s);
 }

@@ -34,6 +34,7 @@
  * It warms nothing in that range, and goes on above it as before.
  */
 #include "cli.h"
+#include "cpus.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -257,7 +258,7 @@ void cli_heapwarm_start(void)
 	 * arena (M_ARENA_MAX 1) makes that the main heap, and puts the
 	 * -j N workers' tables there too. Without it (one CPU), they come
 	 * now: they pay on any number of CPUs. */
-	if (warm && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+	if (warm && cli_cpus() >= 2) {
 		if (hp && mallopt(M_ARENA_MAX, 1))
 			hw.hp = hp;
 		else if (hp)

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -223,7 +224,15 @@ long online_cpus(void)
 	long n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
 	if (!n) {
+		cpu_set_t set;
+
 		n = sysconf(_SC_NPROCESSORS_ONLN);
+		/* Fewer if this process may run on fewer (taskset, a
+		 * container's cpuset): a helper thread on the one CPU the
+		 * converting thread has only takes turns with it. */
+		if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0 &&
+		    CPU_COUNT(&set) < n)
+			n = CPU_COUNT(&set);
 		n = n > 0 ? n : 1;
 		__atomic_store_n(&cached, n, __ATOMIC_RELAXED);
 	}

@@ -68,8 +68,9 @@ static inline int ensure_mem(void **data, size_t *cap, size_t elem, size_t need)
 /* calloc/realloc with overflow checks; NULL on failure. */
 void *xreallocarray(void *p, size_t n, size_t size);
 
-/* The online CPUs (sysconf, asked once; at least 1): where a helper
- * thread has a CPU of its own to run on. */
+/* The online CPUs this process may run on (sysconf and its affinity,
+ * asked once; at least 1): where a helper thread has a CPU of its own
+ * to run on. */
 long online_cpus(void);
 
 /*

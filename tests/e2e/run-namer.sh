@@ -8,7 +8,7 @@
 # its size (raw, --threads, pprof), a system-wide recording of a compiler
 # at work (thousands of new addresses: the namer runs to the end
 # and names nearly all of them, and a file that size gets it without being
-# asked), CPython 3.12 -X perf with frame pointers (perf-map frames beside
+# asked, unless the process may run on one CPU only), CPython 3.12 -X perf with frame pointers (perf-map frames beside
 # the named ones), and a program that runs the same code over and over,
 # where the namer gives up after two stretches of samples and the
 # converting session names the rest with the namer's symbolizer.
@@ -116,6 +116,15 @@ if [ "$(nproc)" -gt 1 ] && [ "$mb" -ge 3 ]; then
 		pass "system-wide cc1 ($mb MB): the namer runs unasked, and not with PERFSPY_NAME_AHEAD=0"
 	else
 		fail "system-wide cc1 ($mb MB): unasked '$a', with PERFSPY_NAME_AHEAD=0 '$z'"
+	fi
+	# On one CPU of its own (taskset), a second thread would only take
+	# turns with the converting one: not unasked.
+	t=$(PERFSPY_NAME_AHEAD='' taskset -c 0 "$PERFSPY" convert -v -v --perf-map-dir "$SCRATCH/nomaps" \
+		-i "$cc" -o /dev/null 2>&1 | grep -c 'named ahead')
+	if [ "$t" = 0 ]; then
+		pass "system-wide cc1 under taskset -c 0: no namer"
+	else
+		fail "system-wide cc1 under taskset -c 0: the namer ran"
 	fi
 else
 	fail "system-wide cc1: $mb MB on $(nproc) CPUs: too small to check the default"
