@@ -1634,6 +1634,21 @@ static void tee_log(void *ctx, int level, const char *msg)
 		t->out.fn(t->out.ctx, level, msg);
 }
 
+/* Say @j's messages (a worker's or a symbolizer's, collected on its
+ * thread) through @log, each once: not those @tee has said already. */
+static void job_say(struct log_tee *tee, const struct log_sink *log, const struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nr_msgs; i++) {
+		const char *t = j->msgs[i].text;
+		u32 id;
+
+		if (strset_add(&tee->seen, t, strlen(t), &id) == 1 && log->fn)
+			log->fn(log->ctx, j->msgs[i].level, t);
+	}
+}
+
 /* Worker session @k on @s's input, with @s's options and event choice. */
 static int job_open(struct perfspy_session *s, struct job *j, u32 k, int *stop)
 {
@@ -1796,7 +1811,6 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	bool alone = false; /* no thread to be had: one pass after all */
 	struct job *jobs;
 	int stop = 0, err;
-	size_t i;
 	u32 k;
 
 	jobs = calloc(n + 1, sizeof(*jobs));
@@ -1865,13 +1879,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	/* The workers' messages and the shared symbolizer's, each said
 	 * once, in session order. */
 	for (k = 1; !alone && k <= n; k++)
-		for (i = 0; i < jobs[k].nr_msgs; i++) {
-			const char *t = jobs[k].msgs[i].text;
-			u32 id;
-
-			if (strset_add(&tee.seen, t, strlen(t), &id) == 1 && s->log.fn)
-				s->log.fn(s->log.ctx, jobs[k].msgs[i].level, t);
-		}
+		job_say(&tee, &s->log, &jobs[k]);
 	strset_free(&tee.seen);
 	for (k = 1; k <= n; k++)
 		job_free(&jobs[k]);
@@ -1923,7 +1931,6 @@ static int convert_named(struct perfspy_session *s)
 	struct namer *nm = NULL;
 	struct job j = { 0 };
 	int stop = 0, err;
-	size_t i;
 
 	err = namer_new(&nm);
 	if (!err)
@@ -1966,13 +1973,7 @@ static int convert_named(struct perfspy_session *s)
 		(unsigned long long)st.missed, (unsigned long long)st.waits);
 	/* The namer's messages (its symbolizer's), each said once. Its
 	 * error, if any, cost only time: the reader named the rest. */
-	for (i = 0; i < j.nr_msgs; i++) {
-		const char *t = j.msgs[i].text;
-		u32 id;
-
-		if (strset_add(&tee.seen, t, strlen(t), &id) == 1 && s->log.fn)
-			s->log.fn(s->log.ctx, j.msgs[i].level, t);
-	}
+	job_say(&tee, &s->log, &j);
 	strset_free(&tee.seen);
 	job_free(&j);
 	namer_free(nm);

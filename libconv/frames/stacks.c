@@ -840,15 +840,27 @@ struct stk_memo {
 
 enum { MEMO_USED = 1, MEMO_KERNEL = 2, MEMO_RET = 4 };
 
+/* @ip's memo slot in c->pid's maps of generation @gen, and whether it
+ * holds @ip with @key (MEMO_*). */
+static inline struct stk_memo *memo_slot(struct stk_ctx *c, u64 ip, u32 gen, u8 key,
+					 bool *hit)
+{
+	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
+
+	*hit = m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key;
+	return m;
+}
+
 static int push_memo(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 		     u32 gen, size_t *n)
 {
 	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0) | (is_return ? MEMO_RET : 0);
-	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
 	const struct stk_cache_ent *e = NULL;
+	bool hit;
+	struct stk_memo *m = memo_slot(c, ip, gen, key, &hit);
 	int err;
 
-	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key)
+	if (hit)
 		return put_frames(c, m->first, m->nr, n);
 	err = push_frames_e(c, ip, kernel, is_return, NULL, n, &e);
 	if (err || !e || (e->kind != FK_DSO && e->kind != FK_RAW && e->kind != FK_KERNEL))
@@ -1063,14 +1075,15 @@ static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 samp
 		    struct namer *nm)
 {
 	u8 key = MEMO_USED | (is_return ? MEMO_RET : 0);
-	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
 	struct sym_frame frames[SYM_MAX_FRAMES];
 	struct stk_cache_ent *e;
 	struct unw_code code;
+	bool hit;
+	struct stk_memo *m = memo_slot(c, ip, gen, key, &hit);
 	u64 b, h;
 	int n;
 
-	if (m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key)
+	if (hit)
 		return 0;
 	find_code(c, ip - is_return, &code);
 	if (code.kind != UNW_CODE_DSO)
