@@ -45,6 +45,15 @@ data=$SCRATCH/two.data
 pid_perf=$(cat "$SCRATCH/perf.pid")
 pid_iso=$(cat "$SCRATCH/isolated.pid")
 tmpmaps=("/tmp/perf-$pid_perf.map")
+# A perf map of the -I process's pid older than this run is another
+# process's, left in /tmp by a run killed before it cleaned up (pids come
+# round): perfspy would rightly read it. One written since would be the
+# -I process's own, and stays for the checks below to catch.
+stale=/tmp/perf-$pid_iso.map
+if [ -e "$stale" ] && ! [ "$stale" -nt "$SCRATCH/two.sh" ]; then
+	say "  note  removed $stale, left by an earlier process of pid $pid_iso"
+	rm -f "$stale"
+fi
 
 "$PERFSPY" convert -i "$data" >/dev/null 2>"$SCRATCH/warn" || die "convert failed"
 "$PERFSPY" convert -v -i "$data" >/dev/null 2>"$SCRATCH/verbose" || die "convert -v failed"
