@@ -104,7 +104,7 @@ DLFILTER_CFLAGS := -I$(patsubst %/perf/perf_dlfilter.h,%,$(DLFILTER_HDR))
 endif
 endif
 
-.PHONY: all deps check check-unit check-e2e demo bench bench-record bench-startup bench-memory asan ubsan tsan install \
+.PHONY: all deps check check-unit check-e2e print-pkgs demo bench bench-record bench-startup bench-memory asan ubsan tsan install \
 	uninstall clean check-abi fuzz help compile_commands.json proto
 .DELETE_ON_ERROR:
 
@@ -195,6 +195,11 @@ proto:
 # libFuzzer builds (clang) in build-fuzz/; FUZZ_SECONDS per target.
 fuzz:
 	$(Q)scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# The pkg-config packages the library links: scripts/fuzz.sh links its
+# targets with the same list.
+print-pkgs:
+	@echo $(PKGS)
 
 check-unit: $(UNIT_BINS)
 	$(Q)O=$(O) tests/run-tests.sh unit

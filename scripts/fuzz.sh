@@ -23,7 +23,10 @@ fi
 
 flags="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 make -s O=$B CC=clang CFLAGS="$flags" $B/libperfspy.a || exit 1
-libs="$(pkg-config --libs libdw libelf libzstd libtraceevent zlib libprotobuf-c) -lstdc++"
+# The Makefile's package list, so that a library added there is linked here.
+pkgs=$(make -s --no-print-directory print-pkgs) || exit 1
+# shellcheck disable=SC2086 # a list of package names
+libs="$(pkg-config --libs $pkgs) -lstdc++ -lpthread"
 inc="-Iinclude -Ilibconv -I$B/../build/deps/libperf/include $(pkg-config --cflags libdw libtraceevent)"
 shared=$TOP/../shared/corpus/perf_data_converter
 [ -d "$shared" ] || shared=/work/shared/corpus/perf_data_converter
