@@ -1234,13 +1234,13 @@ static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
 static int flush_queue(struct perfspy_session *s, struct order *o, u64 limit)
 {
 	struct ord_ent e;
-	int err = 0;
+	int err = 0, r = 0;
 
-	while (!err && ord_pop(o, limit, &e)) {
+	while (!err && (r = ord_pop(o, limit, &e)) > 0) {
 		err = deliver(s, e.hdr);
 		ord_done(o, &e);
 	}
-	return err;
+	return err ? err : r;
 }
 
 /* A stream under --idle: what open stretches have lasted so far, up to
@@ -1400,7 +1400,7 @@ static int run_pass(struct perfspy_session *s)
 			if (ord_late(&o, t))
 				s->stats.out_of_order++;
 			err = ord_push(&o, &rec, t);
-			if (!err && ord_over_budget(&o, &limit))
+			if (!err && (err = ord_over_budget(&o, &limit)) > 0)
 				err = flush_queue(s, &o, limit);
 		} else {
 			err = deliver(s, rec.hdr);

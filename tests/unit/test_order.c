@@ -45,7 +45,7 @@ static unsigned pop_all(struct order *o, u64 limit, unsigned *got, unsigned max)
 	struct ord_ent e;
 	unsigned n = 0;
 
-	while (ord_pop(o, limit, &e)) {
+	while (ord_pop(o, limit, &e) > 0) {
 		if (n < max)
 			got[n] = e.hdr->misc;
 		n++;
@@ -107,19 +107,20 @@ static void test_rounds(void)
 	T_EQ_INT(got[0], 6);
 	/* flushed_upto is the newest delivered, it never goes back. */
 	T_EQ_INT(o.flushed_upto, 40);
-	T_EQ_INT(o.n, 0);
+	T_EQ_INT(ord_queued(&o), 0);
 	ord_free(&o);
 }
 
-/* Equal timestamps come out in arrival order, whatever the heap shape. */
+/* Equal timestamps come out in arrival order, however the arrivals
+ * split into runs. */
 static void test_equal_times(void)
 {
 	struct order o;
 	unsigned got[64], want[64], n, i;
 
 	ord_init(&o);
-	/* Interleave two timestamps so sift-down has to choose between
-	 * equal keys many times. */
+	/* Interleave two timestamps: 20 runs, each merge choosing
+	 * between equal keys many times. */
 	for (i = 0; i < 40; i++)
 		push(&o, i, i % 2 ? 7 : 5);
 	n = pop_all(&o, UINT64_MAX, got, 64);
@@ -146,12 +147,12 @@ static void test_limit(void)
 	n = pop_all(&o, 100, got, 8);
 	T_EQ_INT(n, 1);
 	T_EQ_INT(got[0], 0);
-	T_EQ_INT(o.n, 1);
-	T_EQ_INT(o.heap[0].time, 101);
+	T_EQ_INT(ord_queued(&o), 1);
+	T_EQ_INT(o.ents[o.head].time, 101);
 	/* Freed with a record still queued (ASan/valgrind see leaks). */
 	ord_free(&o);
-	T_EQ_INT(o.n, 0);
-	T(o.heap == NULL);
+	T_EQ_INT(ord_queued(&o), 0);
+	T(o.ents == NULL);
 }
 
 /* Volatile views are copied at push; owned_bytes follows the copies;
@@ -256,6 +257,96 @@ static void test_random(void)
 	ord_free(&o);
 }
 
+/*
+ * Pushes and pops in any mix, as a flush over budget makes them: pops
+ * stop at a limit mid-queue, arrivals then land before, among and after
+ * what is queued (the merge from the back, the queue moved to the
+ * front), and runs of every length (one record each: times falling).
+ * Checked against a stable insertion sort of (time, arrival).
+ */
+static void test_interleaved(void)
+{
+	static u64 times[MAXREC];
+	static unsigned pending[MAXREC], got[MAXREC];
+	unsigned npend = 0, i = 0, j, k, n, step;
+	u64 lcg = 99, limit;
+	struct order o;
+
+	ord_init(&o);
+	for (step = 0; i < MAXREC; step++) {
+		unsigned burst = (unsigned)((lcg >> 40) % 64);
+		bool falling = step % 7 == 3;
+
+		for (j = 0; j < burst && i < MAXREC; j++, i++) {
+			lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+			times[i] = falling ? 1000 - j : step + (lcg >> 60);
+			push(&o, i, times[i]);
+			for (k = npend; k > 0 && times[pending[k - 1]] > times[i]; k--)
+				pending[k] = pending[k - 1];
+			pending[k] = i;
+			npend++;
+		}
+		lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+		limit = step + (lcg >> 61);
+		n = pop_all(&o, limit, got, MAXREC);
+		for (k = 0; k < npend && times[pending[k]] <= limit; k++)
+			;
+		T_EQ_INT(n, k);
+		for (j = 0; j < n && j < k; j++)
+			if (got[j] != pending[j]) {
+				T_EQ_INT(got[j], pending[j]);
+				break;
+			}
+		memmove(pending, pending + k, (npend - k) * sizeof(*pending));
+		npend -= k;
+		T_EQ_INT(ord_queued(&o), npend);
+	}
+	n = pop_all(&o, UINT64_MAX, got, MAXREC);
+	T_EQ_INT(n, npend);
+	for (j = 0; j < n; j++)
+		if (got[j] != pending[j]) {
+			T_EQ_INT(got[j], pending[j]);
+			break;
+		}
+	ord_free(&o);
+}
+
+/* Copies over the budget: the limit is halfway from the oldest queued
+ * record, wherever it arrived, to the newest. */
+static void test_over_budget(void)
+{
+	struct order o;
+	struct rd_rec r;
+	unsigned got[8], n;
+	u64 limit = 0;
+
+	ord_init(&o);
+	o.max_owned = 3 * sizeof(struct perf_event_header);
+	r = rec_of(20, true);
+	T_EQ_INT(ord_push(&o, &r, 500), 0);
+	r = rec_of(21, true);
+	T_EQ_INT(ord_push(&o, &r, 100), 0);
+	r = rec_of(22, false); /* a view: not counted */
+	T_EQ_INT(ord_push(&o, &r, 50), 0);
+	T_EQ_INT(ord_over_budget(&o, &limit), 0);
+	r = rec_of(23, true);
+	T_EQ_INT(ord_push(&o, &r, 300), 0);
+	T_EQ_INT(ord_over_budget(&o, &limit), 0);
+	r = rec_of(24, true);
+	T_EQ_INT(ord_push(&o, &r, 200), 0);
+	T_EQ_INT(ord_over_budget(&o, &limit), 1);
+	T_EQ_INT(limit, 50 + (500 - 50) / 2);
+	n = pop_all(&o, limit, got, 8);
+	{
+		static const unsigned want[] = { 22, 21, 24 };
+
+		expect_seq(got, n, want, 3);
+	}
+	T_EQ_INT(o.owned_bytes, 2 * sizeof(struct perf_event_header));
+	T_EQ_INT(ord_over_budget(&o, &limit), 0);
+	ord_free(&o);
+}
+
 /* ---- through the session ---- */
 
 #define CTX_USER ((uint64_t)-512)
@@ -343,6 +434,8 @@ int main(void)
 	test_limit();
 	test_volatile();
 	test_random();
+	test_interleaved();
+	test_over_budget();
 	test_session_maps();
 	test_session_late();
 	TEST_MAIN_END();
