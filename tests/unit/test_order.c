@@ -201,13 +201,54 @@ static void test_volatile(void)
 	ord_free(&o);
 }
 
-/* Random times over many rounds, checked against a stable insertion
- * sort of (time, arrival) over what each round may release. */
+/* The reference for the random cases: the arrival indexes queued, in
+ * (time, arrival) order, kept by a stable insertion sort. */
+struct ref {
+	u64 times[MAXREC];
+	unsigned pending[MAXREC];
+	unsigned n;
+};
+
+static void ref_push(struct order *o, struct ref *r, unsigned i, u64 t)
+{
+	unsigned k;
+
+	push(o, i, t);
+	r->times[i] = t;
+	for (k = r->n; k > 0 && r->times[r->pending[k - 1]] > t; k--)
+		r->pending[k] = r->pending[k - 1];
+	r->pending[k] = i;
+	r->n++;
+}
+
+/* Pop up to @limit, checking each record against the reference's order;
+ * returns how many came out. */
+static unsigned ref_pop(struct order *o, struct ref *r, u64 limit)
+{
+	static unsigned got[MAXREC];
+	unsigned n, k, j;
+
+	n = pop_all(o, limit, got, MAXREC);
+	for (k = 0; k < r->n && r->times[r->pending[k]] <= limit; k++)
+		;
+	T_EQ_INT(n, k);
+	for (j = 0; j < n && j < k; j++)
+		if (got[j] != r->pending[j]) {
+			T_EQ_INT(got[j], r->pending[j]);
+			break;
+		}
+	memmove(r->pending, r->pending + k, (r->n - k) * sizeof(*r->pending));
+	r->n -= k;
+	T_EQ_INT(ord_queued(o), r->n);
+	return n;
+}
+
+/* Random times over many rounds, checked against the reference over
+ * what each round may release. */
 static void test_random(void)
 {
-	static u64 times[MAXREC];
-	static unsigned pending[MAXREC], got[MAXREC];
-	unsigned npend = 0, i, j, n, k, total = 0, round;
+	static struct ref r;
+	unsigned i, j, total = 0, round;
 	u64 lcg = 12345, limit, newest = 0;
 	struct order o;
 
@@ -220,40 +261,17 @@ static void test_random(void)
 		 * make them do; few distinct values, so ties are common. */
 		for (j = 0; j < burst && i < MAXREC; j++, i++) {
 			lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-			times[i] = round * 10 + (lcg >> 59);
-			push(&o, i, times[i]);
-			/* Insert into pending, stable by (time, arrival). */
-			for (k = npend; k > 0 && times[pending[k - 1]] > times[i]; k--)
-				pending[k] = pending[k - 1];
-			pending[k] = i;
-			npend++;
+			ref_push(&o, &r, i, round * 10 + (lcg >> 59));
 		}
 		limit = newest;
-		for (k = 0; k < npend; k++)
-			if (times[pending[k]] > newest)
-				newest = times[pending[k]];
+		for (j = 0; j < r.n; j++)
+			if (r.times[r.pending[j]] > newest)
+				newest = r.times[r.pending[j]];
 		T_EQ_INT(ord_round(&o), limit);
-		n = pop_all(&o, limit, got, MAXREC);
-		for (k = 0; k < npend && times[pending[k]] <= limit; k++)
-			;
-		T_EQ_INT(n, k);
-		for (j = 0; j < n && j < k; j++)
-			if (got[j] != pending[j]) {
-				T_EQ_INT(got[j], pending[j]);
-				break;
-			}
-		memmove(pending, pending + k, (npend - k) * sizeof(*pending));
-		npend -= k;
-		total += n;
+		total += ref_pop(&o, &r, limit);
 	}
-	n = pop_all(&o, UINT64_MAX, got, MAXREC);
-	T_EQ_INT(n, npend);
-	for (j = 0; j < n; j++)
-		if (got[j] != pending[j]) {
-			T_EQ_INT(got[j], pending[j]);
-			break;
-		}
-	T_EQ_INT(total + n, MAXREC);
+	total += ref_pop(&o, &r, UINT64_MAX);
+	T_EQ_INT(total, MAXREC);
 	ord_free(&o);
 }
 
@@ -262,14 +280,13 @@ static void test_random(void)
  * stop at a limit mid-queue, arrivals then land before, among and after
  * what is queued (the merge from the back, the queue moved to the
  * front), and runs of every length (one record each: times falling).
- * Checked against a stable insertion sort of (time, arrival).
+ * Checked against the reference.
  */
 static void test_interleaved(void)
 {
-	static u64 times[MAXREC];
-	static unsigned pending[MAXREC], got[MAXREC];
-	unsigned npend = 0, i = 0, j, k, n, step;
-	u64 lcg = 99, limit;
+	static struct ref r;
+	unsigned i = 0, j, step, total = 0;
+	u64 lcg = 99;
 	struct order o;
 
 	ord_init(&o);
@@ -279,35 +296,13 @@ static void test_interleaved(void)
 
 		for (j = 0; j < burst && i < MAXREC; j++, i++) {
 			lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-			times[i] = falling ? 1000 - j : step + (lcg >> 60);
-			push(&o, i, times[i]);
-			for (k = npend; k > 0 && times[pending[k - 1]] > times[i]; k--)
-				pending[k] = pending[k - 1];
-			pending[k] = i;
-			npend++;
+			ref_push(&o, &r, i, falling ? 1000 - j : step + (lcg >> 60));
 		}
 		lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-		limit = step + (lcg >> 61);
-		n = pop_all(&o, limit, got, MAXREC);
-		for (k = 0; k < npend && times[pending[k]] <= limit; k++)
-			;
-		T_EQ_INT(n, k);
-		for (j = 0; j < n && j < k; j++)
-			if (got[j] != pending[j]) {
-				T_EQ_INT(got[j], pending[j]);
-				break;
-			}
-		memmove(pending, pending + k, (npend - k) * sizeof(*pending));
-		npend -= k;
-		T_EQ_INT(ord_queued(&o), npend);
+		total += ref_pop(&o, &r, step + (lcg >> 61));
 	}
-	n = pop_all(&o, UINT64_MAX, got, MAXREC);
-	T_EQ_INT(n, npend);
-	for (j = 0; j < n; j++)
-		if (got[j] != pending[j]) {
-			T_EQ_INT(got[j], pending[j]);
-			break;
-		}
+	total += ref_pop(&o, &r, UINT64_MAX);
+	T_EQ_INT(total, MAXREC);
 	ord_free(&o);
 }
 
