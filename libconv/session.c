@@ -911,34 +911,57 @@ static int idle_finish(struct perfspy_session *s)
  * covers (perf's fp walker follows whatever rbp holds). Counted per
  * sample, so that a recording that needs --call-graph dwarf can say so.
  */
+/* The index of the last context marker among @cc's first @n entries,
+ * or -1: four entries a step, since a user context is walked whole (its
+ * marker comes first, its entries after). */
+static s64 last_marker(const u8 *cc, u64 n)
+{
+	static const u64 ctx_max = (u64)-4095;
+
+	while (n >= 4) {
+		u64 a = get_u64(cc + (n - 1) * 8), b = get_u64(cc + (n - 2) * 8);
+		u64 c = get_u64(cc + (n - 3) * 8), d = get_u64(cc + (n - 4) * 8);
+
+		if ((a >= ctx_max) | (b >= ctx_max) | (c >= ctx_max) | (d >= ctx_max))
+			break;
+		n -= 4;
+	}
+	while (n > 0) {
+		if (get_u64(cc + --n * 8) >= ctx_max)
+			return (s64)n;
+	}
+	return -1;
+}
+
 static void fp_stat(struct perfspy_session *s, const struct rec_sample *smp)
 {
-	static const u64 ctx_max = (u64)-4095, ctx_user = (u64)-512;
-	u64 i = smp->callchain_nr, ip, last = 0;
+	static const u64 ctx_user = (u64)-512;
+	u64 n = smp->callchain_nr, last = 0;
 	bool any = false;
+	s64 p;
 
 	/*
 	 * The outermost user entry is the last entry of the last user
-	 * context that has one. Looked for from the end: the user part
-	 * comes last, so this reads one entry where a walk from the front
-	 * read the whole chain (6% of the deep-stack bench file, issue 16).
-	 * A context is user after PERF_CONTEXT_USER, or from the start when
-	 * the sample was taken in user mode.
+	 * context that has one. Looked for from the end (the user part
+	 * comes last): each context is the entries after its marker, and
+	 * a context is user after PERF_CONTEXT_USER, or from the start when
+	 * the sample was taken in user mode. The first version walked
+	 * entry by entry from the front, 6% of the deep-stack bench file,
+	 * then entry by entry from the end (issue 16).
 	 */
-	while (i > 0) {
-		ip = rec_callchain_ip(smp, --i);
-		if (ip >= ctx_max) {
-			if (any && ip == ctx_user)
-				break;
-			any = false; /* that context was not user */
-		} else if (!any) {
-			last = ip;
+	while (n > 0) {
+		p = last_marker(smp->callchain, n);
+		if ((u64)(p + 1) < n &&
+		    (p >= 0 ? rec_callchain_ip(smp, (u64)p) == ctx_user :
+		     smp->cpumode != PERF_RECORD_MISC_KERNEL)) {
+			last = rec_callchain_ip(smp, n - 1);
 			any = true;
+			break;
 		}
+		if (p < 0)
+			break;
+		n = (u64)p;
 	}
-	if (any && i == 0 && rec_callchain_ip(smp, 0) < ctx_max &&
-	    smp->cpumode == PERF_RECORD_MISC_KERNEL)
-		any = false; /* entries before any marker: kernel mode */
 	if (!any)
 		return;
 	s->fp_stacks++;

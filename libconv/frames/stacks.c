@@ -435,11 +435,18 @@ static const char *basename_of(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* MEMO_COPY: push_callchain() copies a memo hit's first frames as one
+ * block of this many, read past the frames' end: both arrays keep that
+ * many - 1 entries of room past their last. */
+#define MEMO_COPY 4
+
 static int add_id(struct stk_ctx *c, u32 id, u8 flags)
 {
+	size_t need = c->nr_fids + MEMO_COPY;
+
 	if (id == FOLD_NO_ID ||
-	    ensure_mem((void **)&c->fids, &c->cap_fids, sizeof(*c->fids), c->nr_fids + 1) ||
-	    ensure_mem((void **)&c->fflags, &c->cap_fflags, 1, c->nr_fids + 1))
+	    ensure_mem((void **)&c->fids, &c->cap_fids, sizeof(*c->fids), need) ||
+	    ensure_mem((void **)&c->fflags, &c->cap_fflags, 1, need))
 		return -ENOMEM;
 	c->fids[c->nr_fids] = id;
 	c->fflags[c->nr_fids++] = flags;
@@ -827,91 +834,175 @@ static int push_lr_caller(struct stk_ctx *c, const struct rec_sample *smp, u64 i
  * address may change under one key (a map read as it grows, jit_follow;
  * an exec stops the lookup in the parent's map, mach_find_jit()).
  */
-#define STK_MEMO 1024 /* slots, a power of two */
+#define STK_MEMO_BITS 10
+#define STK_MEMO (1u << STK_MEMO_BITS) /* slots */
 
 struct stk_memo {
 	u64 ip;
-	s32 pid;
-	u32 gen;
+	u64 pg;    /* memo_pg(): the process and its maps generation */
 	u32 first; /* the frame cache entry's frames */
 	u16 nr;
 	u8 key;    /* MEMO_* */
 };
 
+_Static_assert(sizeof(struct stk_memo) == 24, "memo slots: 24 bytes");
+
 enum { MEMO_USED = 1, MEMO_KERNEL = 2, MEMO_RET = 4 };
+
+static inline u64 memo_pg(s32 pid, u32 gen)
+{
+	return ((u64)gen << 32) | (u32)pid;
+}
+
+/* @ip's memo slot for the process and generation @pg. One multiply
+ * (Fibonacci hashing, the product's top bits): the slot is looked for
+ * once per callchain entry of every chain the session's cache misses
+ * (issue 16: the full 64-bit mix was a tenth of the walk's
+ * instructions). */
+static inline size_t memo_idx(u64 ip, u64 pg)
+{
+	return (size_t)(((ip ^ (pg << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - STK_MEMO_BITS));
+}
 
 /* @ip's memo slot in c->pid's maps of generation @gen, and whether it
  * holds @ip with @key (MEMO_*). */
 static inline struct stk_memo *memo_slot(struct stk_ctx *c, u64 ip, u32 gen, u8 key,
 					 bool *hit)
 {
-	struct stk_memo *m = &c->memo[hash_mix(ip ^ ((u64)(u32)c->pid << 32)) & (STK_MEMO - 1)];
+	u64 pg = memo_pg(c->pid, gen);
+	struct stk_memo *m = &c->memo[memo_idx(ip, pg)];
 
-	*hit = m->ip == ip && m->pid == c->pid && m->gen == gen && m->key == key;
+	*hit = m->ip == ip && m->pg == pg && m->key == key;
 	return m;
 }
 
-static int push_memo(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
-		     u32 gen, size_t *n)
+/* A memo miss: the frame cache's frames for @ip onto the stack, and
+ * into slot @m when they may be kept there. */
+static int push_memo_miss(struct stk_ctx *c, struct stk_memo *m, u64 ip, bool kernel,
+			  bool is_return, u64 pg, u8 key, size_t *n)
 {
-	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0) | (is_return ? MEMO_RET : 0);
 	const struct stk_cache_ent *e = NULL;
-	bool hit;
-	struct stk_memo *m = memo_slot(c, ip, gen, key, &hit);
-	int err;
+	int err = push_frames_e(c, ip, kernel, is_return, NULL, n, &e);
 
-	if (hit)
-		return put_frames(c, m->first, m->nr, n);
-	err = push_frames_e(c, ip, kernel, is_return, NULL, n, &e);
 	if (err || !e || (e->kind != FK_DSO && e->kind != FK_RAW && e->kind != FK_KERNEL))
 		return err;
-	*m = (struct stk_memo){ ip, c->pid, gen, e->first, e->nr, key };
+	*m = (struct stk_memo){ ip, pg, e->first, e->nr, key };
 	return 0;
 }
 
 /* Callchain entries, leaf first. @user: also take the user context
- * (frame-pointer recordings); DWARF recordings unwind it instead. */
+ * (frame-pointer recordings); DWARF recordings unwind it instead.
+ * A memo hit, the common case, is done here without a call: the stack's
+ * length and the frame count stay in locals, written back around the
+ * calls that need them. */
 static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 			  bool user, size_t *n)
 {
 	bool kernel = smp->cpumode == PERF_RECORD_MISC_KERNEL, first = true;
-	bool skip = false, memo = false;
-	u32 gen = 0;
-	u64 i, ip;
-	int err;
+	bool skip = kernel && c->o.no_kernel;
+	/* Locals, not fields: the flag bytes stored below may alias
+	 * anything, so fields would be loaded again at every entry. */
+	const u64 nr_cc = smp->callchain_nr;
+	const u8 *cc = smp->callchain;
+	struct stk_memo *memo = NULL;
+	u32 *st = NULL;
+	u8 *sf = NULL;
+	const u32 *fids = NULL;
+	const u8 *ffl = NULL;
+	size_t k = *n, room = 0;
+	u64 i, ip, pg = 0, hits = 0;
+	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0);
+	int err = 0;
 
-	if (smp->callchain_nr && !c->mach->jit_follow &&
+	if (nr_cc && !c->mach->jit_follow &&
 	    (c->memo || (c->memo = calloc(STK_MEMO, sizeof(*c->memo))))) {
-		memo = true;
-		gen = mach_maps_gen(c->mach, c->pid);
+		memo = c->memo;
+		pg = memo_pg(c->pid, mach_maps_gen(c->mach, c->pid));
 	}
 
-	if (!smp->callchain_nr) {
+	if (!nr_cc) {
 		if ((kernel && c->o.no_kernel) || (!kernel && !user))
 			return 0;
 		return push_frames(c, smp->ip, kernel, false, NULL, n);
 	}
-	for (i = 0; i < smp->callchain_nr; i++) {
-		ip = rec_callchain_ip(smp, i);
+	for (i = 0; i < nr_cc; i++) {
+		ip = get_u64(cc + i * 8);
 		if (ip >= CTX_MAX) {
 			kernel = ip == CTX_KERNEL;
-			skip = !(kernel || (ip == CTX_USER && user));
+			skip = !(kernel || (ip == CTX_USER && user)) ||
+				(kernel && c->o.no_kernel);
+			key = MEMO_USED | (kernel ? MEMO_KERNEL : 0);
 			first = true;
 			continue;
 		}
-		if (skip || (kernel && c->o.no_kernel))
+		if (skip)
 			continue;
 		/* The first entry of a context is where the task was
 		 * interrupted, the rest are return addresses. */
-		err = memo ? push_memo(c, ip, kernel, !first, gen, n) :
-			push_frames(c, ip, kernel, !first, NULL, n);
-		if (!err && first && !kernel)
-			err = push_lr_caller(c, smp, i, n);
+		if (memo) {
+			struct stk_memo *m = &memo[memo_idx(ip, pg)];
+
+			if (m->ip == ip && m->pg == pg && m->key == key) {
+				u32 j, nr = m->nr;
+				const u32 *fi;
+				const u8 *ff;
+
+				/* room: what both arrays hold past k, known
+				 * without a call: put_frames()' reserve,
+				 * and MEMO_COPY entries at least. A call
+				 * below may move the arrays: it sets room to
+				 * 0, and the pointers are taken again here. */
+				if (k + nr + MEMO_COPY + 2 > room) {
+					if (ensure_mem((void **)&c->stack, &c->cap_stack,
+						       sizeof(*c->stack), k + nr + MEMO_COPY + 2) ||
+					    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1,
+						       k + nr + MEMO_COPY + 2)) {
+						err = -ENOMEM;
+						break;
+					}
+					room = c->cap_stack < c->cap_sflags ?
+						c->cap_stack : c->cap_sflags;
+					st = c->stack;
+					sf = c->sflags;
+					fids = c->fids;
+					ffl = c->fflags;
+				}
+				fi = fids + m->first;
+				ff = ffl + m->first;
+				/* An address and its inlined callers: most
+				 * are MEMO_COPY frames or fewer, copied as a
+				 * block (what lies past them is overwritten
+				 * or past the stack's end). */
+				if (nr <= MEMO_COPY) {
+					memcpy(st + k, fi, MEMO_COPY * sizeof(*st));
+					memcpy(sf + k, ff, MEMO_COPY);
+				} else {
+					for (j = 0; j < nr; j++) {
+						st[k + j] = fi[j];
+						sf[k + j] = ff[j];
+					}
+				}
+				k += nr;
+				hits += nr;
+			} else {
+				err = push_memo_miss(c, m, ip, kernel, !first, pg, key, &k);
+				room = 0;
+			}
+		} else {
+			err = push_frames(c, ip, kernel, !first, NULL, &k);
+		}
+		if (!err && first && !kernel) {
+			err = push_lr_caller(c, smp, i, &k);
+			room = 0;
+		}
 		first = false;
+		key |= MEMO_RET;
 		if (err)
-			return err;
+			break;
 	}
-	return 0;
+	c->stats->frames += hits;
+	*n = k;
+	return err;
 }
 
 /*
@@ -1029,17 +1120,37 @@ static int push_unwound(struct stk_ctx *c, const struct rd_evsel *ev,
  * run_script`), as py-spy --native does (docs/pyspy-formats.md §1.8
  * item 4). keep_interpreter keeps them all.
  */
+/* The OR of @n bytes at @p, sixteen a step. */
+static u8 or_bytes(const u8 *p, size_t n)
+{
+	u64 acc = 0, a, b;
+	size_t i = 0;
+	u8 r = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, p + i + 8, 8);
+		acc |= a | b;
+	}
+	for (; i < n; i++)
+		r |= p[i];
+	acc |= acc >> 32;
+	acc |= acc >> 16;
+	acc |= acc >> 8;
+	return (u8)acc | r;
+}
+
 static size_t filter(struct stk_ctx *c, size_t n)
 {
 	bool has_py = false;
 	size_t i, o, k = 0;
 	u8 any = 0;
 
-	/* Most stacks have no Python frame: one pass the compiler turns
-	 * into wide ORs says so (4% of the deep-stack file's
-	 * instructions went to the search below). */
-	for (i = 0; i < n; i++)
-		any |= c->sflags[i];
+	/* Most stacks have no Python frame: one pass of wide ORs says so
+	 * (4% of the deep-stack file's instructions went to the search
+	 * below). Written out: GCC 12 at -O2 leaves the plain loop a byte
+	 * a step (1.5 instructions a frame, issue 16). */
+	any = or_bytes(c->sflags, n);
 	if (!(any & FF_PYTHON))
 		return c->o.python_only ? 0 : n;
 	for (i = n; i > 0 && !has_py; i--)
@@ -1068,7 +1179,7 @@ static size_t filter(struct stk_ctx *c, size_t n)
 /*
  * One user address of stk_name_ahead(): named and logged if the frame
  * cache has not seen it, with the key push_frames_e() gives it. The memo
- * (push_memo's table, holding no frames here) skips the repeats of deep
+ * (push_callchain()'s table, holding no frames here) skips the repeats of deep
  * stacks without the map lookup.
  */
 static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 sample,
@@ -1088,7 +1199,7 @@ static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 samp
 	find_code(c, ip - is_return, &code);
 	if (code.kind != UNW_CODE_DSO)
 		return 0;
-	*m = (struct stk_memo){ ip, c->pid, gen, 0, 0, key };
+	*m = (struct stk_memo){ ip, memo_pg(c->pid, gen), 0, 0, key };
 	b = ((code.file_off + is_return) << 1) | is_return;
 	if (!(e = cache_probe(c, (u64)(uintptr_t)code.dso, b, FK_DSO, &h)))
 		return -ENOMEM;

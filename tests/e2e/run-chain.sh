@@ -3,7 +3,9 @@
 # e2e: the C call-chain workload (src/chain.c) under `perf record -F 999 -g`.
 # Checks the exact frames of our own code (expect/chain.glob), the output
 # format, sample totals against perf, --weight period against perf's periods,
-# --no-kernel, `info --json`, determinism, and pipe-mode input.
+# --no-kernel, `info --json`, determinism, and pipe-mode input. Then a
+# recursion through five inlined functions (src/inlines.c): every level's
+# six frames, as the frame cache's memo hands them out.
 . "$(dirname "$0")/lib.sh"
 
 need_perf
@@ -149,5 +151,23 @@ else
 	fail "perf record -o - | perfspy convert -i - failed: $(head -c 300 "$SCRATCH/pipe.err")"
 fi
 set +o pipefail
+
+# A return address named as six frames, met again at every level of the
+# recursion: the memo's entries longer than its block copy (MEMO_COPY).
+# Exactly: six levels of descend;in1;...;in5 below main, each frame once.
+record inlines fp
+if convert "$SCRATCH/inl" -i "$REC"; then
+	check_format "$SCRATCH/inl" "inlines"
+	f='\(inlines\.c:[0-9]+\)'
+	level="descend $f;in1 $f;in2 $f;in3 $f;in4 $f;in5 $f"
+	n=$(grep -E "(^|;)main $f;($level;){6}descend $f;spin_leaf $f [0-9]+\$" "$SCRATCH/inl" |
+		awk '{ s += $NF } END { print s + 0 }')
+	tot=$(total "$SCRATCH/inl")
+	if [ "$tot" -gt 300 ] && [ $((n * 10)) -ge $((tot * 9)) ]; then
+		pass "inlines: six levels of six frames in $n of $tot samples (>= 90%)"
+	else
+		fail "inlines: six levels of six frames in $n of $tot samples (want >= 90%, > 300): $(sort -t' ' -k2 -n "$SCRATCH/inl" | tail -1 | cut -c1-400)"
+	fi
+fi
 
 finish

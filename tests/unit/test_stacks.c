@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the memo in front of the frame cache (push_memo() in
+ * Unit tests for the memo in front of the frame cache (push_callchain() in
  * libconv/frames/stacks.c, docs/design.md §6.8): an address repeated in
  * one callchain and across callchains is named from the maps its
  * process had at the sample's time, by its own process, and counted
