@@ -89,6 +89,13 @@ struct perfspy_session {
 	 * ending at 0x0 or outside any map; processes that ran Python with
 	 * no perf map, and their samples. */
 	u64 fp_stacks, fp_stacks_bad;
+	/* The record being delivered (its offset, its rd_rec.dig), and its
+	 * callchain's digest when the warming thread worked it out (dg_ok,
+	 * set for each sample by on_sample(), docs/design.md §6.21). */
+	u64 cur_off;
+	u32 cur_dig;
+	bool dg_ok;
+	struct rd_digest dg;
 	u32 py_nomap_procs;
 	u64 py_nomap_samples;
 
@@ -380,11 +387,16 @@ static int root_frame(struct perfspy_session *s, const char *text, int len,
 	return 0;
 }
 
+/*
+ * The callchain cache's key: the chain's entries (rec_chain_hash(), from
+ * the reader's warming thread when it worked it out ahead: s->dg) and
+ * the sample's context, whose hash moves both words: equal chains in
+ * two contexts are two keys.
+ */
 static void chain_key(const struct perfspy_session *s, const struct rec_sample *smp,
 		      const struct mach_thread *t, u64 *h1, u64 *h2)
 {
-	u64 ctx[4];
-	size_t len = smp->callchain_nr * 8;
+	u64 ctx[4], hc;
 
 	ctx[0] = ((u64)smp->pid << 32) | mach_maps_gen((struct machine *)&s->mach,
 						       (s32)smp->pid);
@@ -397,7 +409,15 @@ static void chain_key(const struct perfspy_session *s, const struct rec_sample *
 							      smp->pid));
 	ctx[2] = smp->cpumode;
 	ctx[3] = smp->callchain_nr;
-	hash_bytes128(smp->callchain, len, hash_bytes(ctx, sizeof(ctx), 1), h1, h2);
+	if (s->dg_ok) {
+		*h1 = s->dg.h1;
+		*h2 = s->dg.h2;
+	} else {
+		rec_chain_hash(smp->callchain, smp->callchain_nr, h1, h2);
+	}
+	hc = hash_bytes(ctx, sizeof(ctx), 1);
+	*h1 = hash_mix(*h1 ^ hc);
+	*h2 = hash_mix(*h2 + (hc << 32 | hc >> 32));
 }
 
 static bool chain_eq(const void *ent, const void *key)
@@ -434,13 +454,37 @@ static void chain_count(struct perfspy_session *s, bool hit)
 	s->chain_tries = s->chain_hits = 0;
 }
 
+/* Reverse @n ids in place, two from each end a step: the two ids in a
+ * 64-bit word trade places by a rotation, whatever the byte order
+ * (deep stacks: hundreds of ids a chain the callchain cache misses). */
+static void reverse_ids(u32 *v, size_t n)
+{
+	size_t i = 0, j = n;
+	u64 a, b;
+	u32 t;
+
+	for (; i + 4 <= j; i += 2, j -= 2) {
+		memcpy(&a, v + i, 8);
+		memcpy(&b, v + j - 2, 8);
+		a = (a << 32) | (a >> 32);
+		b = (b << 32) | (b >> 32);
+		memcpy(v + i, &b, 8);
+		memcpy(v + j - 2, &a, 8);
+	}
+	for (; i + 1 < j; i++, j--) {
+		t = v[i];
+		v[i] = v[j - 1];
+		v[j - 1] = t;
+	}
+}
+
 /* The frame ids of @smp, root first with the root frames the options
  * ask for, in s->stk.stack (*@nr of them). */
 static int build_stack(struct perfspy_session *s, const struct rd_evsel *ev,
 		       const struct rec_sample *smp, struct mach_thread *t, size_t *nr)
 {
-	size_t n = 0, i;
-	u32 tmp, *stack;
+	size_t n = 0;
+	u32 *stack;
 	int err;
 
 	s->stk.sample = s->nr_samples;
@@ -449,11 +493,7 @@ static int build_stack(struct perfspy_session *s, const struct rd_evsel *ev,
 		return err;
 	stack = s->stk.stack;
 	/* Root first: reverse the leaf-first list. */
-	for (i = 0; i < n / 2; i++) {
-		tmp = stack[i];
-		stack[i] = stack[n - 1 - i];
-		stack[n - 1 - i] = tmp;
-	}
+	reverse_ids(stack, n);
 	if (OPTS_GET(s->copts, threads, false)) {
 		char buf[512];
 		u32 id;
@@ -911,59 +951,15 @@ static int idle_finish(struct perfspy_session *s)
  * covers (perf's fp walker follows whatever rbp holds). Counted per
  * sample, so that a recording that needs --call-graph dwarf can say so.
  */
-/* The index of the last context marker among @cc's first @n entries,
- * or -1: four entries a step, since a user context is walked whole (its
- * marker comes first, its entries after). */
-static s64 last_marker(const u8 *cc, u64 n)
-{
-	static const u64 ctx_max = (u64)-4095;
-
-	while (n >= 4) {
-		u64 a = get_u64(cc + (n - 1) * 8), b = get_u64(cc + (n - 2) * 8);
-		u64 c = get_u64(cc + (n - 3) * 8), d = get_u64(cc + (n - 4) * 8);
-
-		if ((a >= ctx_max) | (b >= ctx_max) | (c >= ctx_max) | (d >= ctx_max))
-			break;
-		n -= 4;
-	}
-	while (n > 0) {
-		if (get_u64(cc + --n * 8) >= ctx_max)
-			return (s64)n;
-	}
-	return -1;
-}
-
 static void fp_stat(struct perfspy_session *s, const struct rec_sample *smp)
 {
-	static const u64 ctx_user = (u64)-512;
-	u64 n = smp->callchain_nr, last = 0;
-	bool any = false;
-	s64 p;
+	u64 last = 0;
 
-	/*
-	 * The outermost user entry is the last entry of the last user
-	 * context that has one. Looked for from the end (the user part
-	 * comes last): each context is the entries after its marker, and
-	 * a context is user after PERF_CONTEXT_USER, or from the start when
-	 * the sample was taken in user mode. The first version walked
-	 * entry by entry from the front, 6% of the deep-stack bench file,
-	 * then entry by entry from the end (issue 16).
-	 */
-	while (n > 0) {
-		p = last_marker(smp->callchain, n);
-		if ((u64)(p + 1) < n &&
-		    (p >= 0 ? rec_callchain_ip(smp, (u64)p) == ctx_user :
-		     smp->cpumode != PERF_RECORD_MISC_KERNEL)) {
-			last = rec_callchain_ip(smp, n - 1);
-			any = true;
-			break;
-		}
-		if (p < 0)
-			break;
-		n = (u64)p;
-	}
-	if (!any)
+	if (s->dg_ok ? !s->dg.user :
+	    !rec_chain_last_user(smp->callchain, smp->callchain_nr, smp->cpumode, &last))
 		return;
+	if (s->dg_ok)
+		last = s->dg.last;
 	s->fp_stacks++;
 	if (!last || !mach_find_map(&s->mach, (s32)smp->pid, last))
 		s->fp_stacks_bad++;
@@ -1134,6 +1130,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	}
 	if (s->nr_jobs > 1 && !picked && (skip = job_skip(s, smp.tid, &owner)))
 		return skip < 0 ? skip : 0;
+	s->dg_ok = smp.callchain_nr &&
+		rd_digest(&s->rd, s->cur_dig, s->cur_off, smp.callchain, smp.callchain_nr, &s->dg);
 	if (!s->arch_set)
 		pick_arch(s, &smp);
 	if (smp.has_time && smp.time) {
@@ -1260,6 +1258,8 @@ static int flush_queue(struct perfspy_session *s, struct order *o, u64 limit)
 	int err = 0, r = 0;
 
 	while (!err && (r = ord_pop(o, limit, &e)) > 0) {
+		s->cur_off = e.offset;
+		s->cur_dig = e.dig;
 		err = deliver(s, e.hdr);
 		ord_done(o, &e);
 	}
@@ -1426,6 +1426,8 @@ static int run_pass(struct perfspy_session *s)
 			if (!err && (err = ord_over_budget(&o, &limit)) > 0)
 				err = flush_queue(s, &o, limit);
 		} else {
+			s->cur_off = rec.offset;
+			s->cur_dig = rec.dig;
 			err = deliver(s, rec.hdr);
 		}
 		if (err)

@@ -42,7 +42,7 @@ void ord_free(struct order *o)
 
 int ord_push(struct order *o, const struct rd_rec *rec, u64 time)
 {
-	struct ord_ent e = { time, rec->hdr, rec->offset, false };
+	struct ord_ent e = { time, rec->hdr, rec->offset, rec->dig, false };
 	int err;
 
 	err = ensure_mem((void **)&o->ents, &o->cap, sizeof(*o->ents), o->n + 1);

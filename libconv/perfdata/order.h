@@ -23,8 +23,11 @@ struct ord_ent {
 	u64 time;
 	const struct perf_event_header *hdr;
 	u64 offset;
+	u32 dig;    /* rd_rec.dig */
 	bool owned; /* a copy to free after delivery */
 };
+
+_Static_assert(sizeof(struct ord_ent) <= 32, "queue entries: 32 bytes");
 
 struct order {
 	struct ord_ent *ents; /* [head, sorted): in order; [sorted, n): arrivals */

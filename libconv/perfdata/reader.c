@@ -21,6 +21,7 @@
  */
 #include "evlist.h"
 #include "reader_feat.h"
+#include "record.h"
 #include "swap.h"
 
 #include <errno.h>
@@ -314,6 +315,7 @@ static int rd_open_stream(struct rd *rd)
 
 static void rd_warm_start(struct rd *rd);
 static void rd_warm_stop(struct rd *rd);
+static void warm_new_pass(struct rd *rd);
 static u64 rd_warm_at(const struct rd *rd);
 
 int rd_open_fd(struct rd *rd, int fd, const struct rd_opts *opts)
@@ -382,6 +384,10 @@ int rd_rewind(struct rd *rd)
 	rd->redo_lo = rd->redo_hi = 0;
 	if (rd->zds)
 		ZSTD_initDStream(rd->zds);
+	/* The warmer starts over now, not at the first record read; its
+	 * digests are told from the last pass's (dig_find()). */
+	if (rd->warm)
+		warm_new_pass(rd);
 	return 0;
 }
 
@@ -537,6 +543,29 @@ static void trailing_payload(const u8 *p, u16 size, u32 type, u64 *extra)
 #define WARM_BATCH (256u << 10)
 #define WARM_HEAD 8192u
 
+/*
+ * Digests of sample callchains (docs/design.md §6.21). Walking ahead, the
+ * warmer reads each sample's first bytes anyway; for a frame-pointer
+ * recording it also works out what the session asks of the callchain
+ * (record.h: its hash for the callchain cache, its outermost user entry
+ * for fp_stat()), off the converting thread, which then need not read
+ * the callchain of a sample the cache knows. One writer, the warmer, in
+ * file order; the reader finds a record's entry as it reads it
+ * (dig_find(), DIG_SLOTS behind at most) and the session takes it at
+ * delivery, a round later (rd_digest()). A slot written again in between
+ * is told by its sequence word (odd while written, seqlock-style, every
+ * field an atomic), and every answer is checked against the record's
+ * offset and the callchain's place and length: the output never depends
+ * on the warmer, only the time does.
+ */
+#define DIG_SLOTS (1u << 14)
+
+struct dig_ent {
+	u64 seq;  /* odd while being written */
+	u64 pass; /* rd_warm.pass when written */
+	u64 off, nr, h1, h2, last, user;
+};
+
 struct rd_warm {
 	pthread_t th;
 	const u8 *mem;
@@ -545,11 +574,138 @@ struct rd_warm {
 	u64 at;		/* where the warmer reads, published first (atomic) */
 	bool stop;	/* (atomic) */
 	u64 pg;
+	u64 dig_off;	    /* a sample's callchain lies there; 0: no digests */
+	struct dig_ent *dig; /* DIG_SLOTS of them, 64-byte aligned */
+	void *dig_mem;	    /* what holds them (freed) */
+	u64 dig_tail;	    /* digests written (atomic) */
+	u64 pass;	    /* the reader's passes (rewinds), published (atomic) */
 };
+
+static inline u64 ld_acq(const u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void st_rel(u64 *p, u64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Where every sample's callchain starts, when the events agree on it and
+ * the recording has frame-pointer callchains only (no READ groups before
+ * it, no user stack dumps: the session unwinds those instead); else 0. */
+static u64 dig_offset(const struct rd *rd)
+{
+	const u64 fixed = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+		PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	u64 t;
+	size_t i;
+
+	if (!rd->nr_evsels)
+		return 0;
+	t = rd->evsels[0].attr.sample_type;
+	for (i = 1; i < rd->nr_evsels; i++)
+		if (rd->evsels[i].attr.sample_type != t)
+			return 0;
+	if (!(t & PERF_SAMPLE_CALLCHAIN) ||
+	    (t & (PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)))
+		return 0;
+	/* The fields before the callchain, a word each (record.c). */
+	return sizeof(struct perf_event_header) + 8 * (u64)__builtin_popcountll(t & fixed);
+}
+
+/* The digest of the sample at @off (@h, its first @head bytes read). */
+static void dig_put(struct rd_warm *w, u64 off, const u8 *h, u64 head, u64 pass,
+		    u64 *tail)
+{
+	struct dig_ent *e = &w->dig[*tail & (DIG_SLOTS - 1)];
+	const u8 *cc = h + w->dig_off + 8;
+	u64 nr, seq, h1, h2, last = 0;
+	bool user;
+
+	if (head < w->dig_off + 8)
+		return;
+	nr = get_u64(h + w->dig_off);
+	if (nr > (head - w->dig_off - 8) / 8)
+		return; /* past what was read (or a bad record: the reader says) */
+	rec_chain_hash(cc, nr, &h1, &h2);
+	user = rec_chain_last_user(cc, nr, hdr_misc(h) & PERF_RECORD_MISC_CPUMODE_MASK, &last);
+	/* Release stores: a reader that sees any new field sees the odd
+	 * sequence word too, and so rejects what it read. */
+	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELAXED);
+	st_rel(&e->pass, pass);
+	st_rel(&e->off, off);
+	st_rel(&e->nr, nr);
+	st_rel(&e->h1, h1);
+	st_rel(&e->h2, h2);
+	st_rel(&e->last, last);
+	st_rel(&e->user, user);
+	st_rel(&e->seq, seq + 2);
+	st_rel(&w->dig_tail, ++*tail);
+}
+
+/* The slot (+1) of the digest of the record at @off, 0 for none: the
+ * warmer writes them in file order, the reader asks in file order, each
+ * pass (rd_rewind()) of its own: digests of an earlier pass, which the
+ * warmer may still write before it sees the rewind, are passed over. */
+static u32 dig_find(struct rd *rd, u64 off)
+{
+	struct rd_warm *w = rd->warm;
+	u64 t = ld_acq(&w->dig_tail), h = rd->dig_head;
+
+	if (t - h > DIG_SLOTS)
+		h = t - DIG_SLOTS; /* written over: those are gone */
+	for (; h < t; h++) {
+		const struct dig_ent *e = &w->dig[h & (DIG_SLOTS - 1)];
+		u64 s1 = ld_acq(&e->seq), ep = ld_acq(&e->pass), eo = ld_acq(&e->off);
+		u64 s2 = ld_acq(&e->seq);
+
+		if (s1 != s2 || (s1 & 1) || ep != rd->dig_pass || eo < off)
+			continue; /* being written over, of a pass before, or behind */
+		if (eo > off)
+			break; /* none for it (a rewind, or the warmer passed it) */
+		rd->dig_head = h + 1;
+		return (u32)(h & (DIG_SLOTS - 1)) + 1;
+	}
+	rd->dig_head = h;
+	return 0;
+}
+
+bool rd_digest(const struct rd *rd, u32 dig, u64 off, const u8 *cc, u64 nr,
+	       struct rd_digest *out)
+{
+	const struct rd_warm *w = rd->warm;
+	const struct dig_ent *e;
+	u64 s1;
+
+	if (!dig || !w || !w->dig || dig > DIG_SLOTS ||
+	    off > rd->mem_len || cc != rd->mem + off + w->dig_off + 8)
+		return false;
+	e = &w->dig[dig - 1];
+	s1 = ld_acq(&e->seq);
+	if ((s1 & 1) || ld_acq(&e->off) != off || ld_acq(&e->nr) != nr)
+		return false;
+	out->h1 = ld_acq(&e->h1);
+	out->h2 = ld_acq(&e->h2);
+	out->last = ld_acq(&e->last);
+	out->user = ld_acq(&e->user);
+	return ld_acq(&e->seq) == s1;
+}
 
 static void warm_follow(struct rd *rd)
 {
 	__atomic_store_n(&rd->warm->pos, rd->pos, __ATOMIC_RELAXED);
+}
+
+/* A rewind: the position first, so a warmer that sees the new pass sees
+ * where it starts. */
+static void warm_new_pass(struct rd *rd)
+{
+	warm_follow(rd);
+	rd->dig_pass++;
+	__atomic_store_n(&rd->warm->pass, rd->dig_pass, __ATOMIC_RELEASE);
 }
 
 /* Read a byte of each page of [@from, @to) not yet read (below *@done). */
@@ -570,13 +726,19 @@ static u8 warm_touch(const struct rd_warm *w, u64 from, u64 to, u64 *done)
 static void *warm_main(void *arg)
 {
 	struct rd_warm *w = arg;
-	u64 cur = w->begin, seen = w->begin, done = 0, populated = 0;
+	u64 cur = w->begin, seen = w->begin, done = 0, populated = 0, tail = 0, pass = 0;
 	long nap = 50 * 1000;
 	u8 acc = 0;
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
+		u64 np = __atomic_load_n(&w->pass, __ATOMIC_ACQUIRE);
 		u64 pos = __atomic_load_n(&w->pos, __ATOMIC_RELAXED), limit;
 
+		/* A new pass (published before its position): from its start. */
+		if (np != pass) {
+			pass = np;
+			seen = pos + 1;
+		}
 		if (pos < seen || pos > cur)
 			cur = pos; /* rewound, or passed: go on from its record */
 		if (pos < seen)
@@ -622,6 +784,8 @@ static void *warm_main(void *arg)
 			acc ^= warm_touch(w, cur, cur + head, &done);
 			if (head < size)
 				acc ^= warm_touch(w, cur + size - 1, cur + size, &done);
+			if (type == PERF_RECORD_SAMPLE && w->dig)
+				dig_put(w, cur, h, head, pass, &tail);
 			trailing_payload(h, (u16)size, type, &extra);
 			if (extra > w->end - cur - size) {
 				cur = w->end;
@@ -654,7 +818,13 @@ static void rd_warm_start(struct rd *rd)
 	w->begin = w->pos = w->at = rd->pos;
 	w->end = rd->data_end < rd->mem_len ? rd->data_end : rd->mem_len;
 	w->pg = (u64)pg;
+	/* calloc()'s zero pages: each is touched first by the warmer. */
+	if ((w->dig_off = dig_offset(rd)) &&
+	    (w->dig_mem = calloc(1, DIG_SLOTS * sizeof(*w->dig) + 64)))
+		w->dig = (struct dig_ent *)(((uintptr_t)w->dig_mem + 63) & ~(uintptr_t)63);
+	rd->dig_head = rd->dig_pass = 0;
 	if (pthread_create(&w->th, NULL, warm_main, w)) {
+		free(w->dig_mem);
 		free(w);
 		return;
 	}
@@ -672,6 +842,7 @@ static void rd_warm_stop(struct rd *rd)
 		return;
 	__atomic_store_n(&rd->warm->stop, true, __ATOMIC_RELAXED);
 	pthread_join(rd->warm->th, NULL);
+	free(rd->warm->dig_mem);
 	free(rd->warm);
 	rd->warm = NULL;
 }
@@ -779,6 +950,7 @@ static int next_decompressed(struct rd *rd, struct rd_rec *rec)
 	rec->hdr = h;
 	rec->offset = rd->zoff;
 	rec->volatile_ = true;
+	rec->dig = 0;
 	return 1;
 }
 
@@ -957,6 +1129,8 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 		rec->hdr = (const void *)p;
 		rec->offset = off;
 		rec->volatile_ = rd->fd >= 0;
+		rec->dig = type == PERF_RECORD_SAMPLE && rd->warm && rd->warm->dig ?
+			dig_find(rd, off) : 0;
 		rd_advance(rd, size);
 		if (extra) {
 			err = rd_skip(rd, extra);

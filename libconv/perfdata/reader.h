@@ -93,7 +93,16 @@ struct rd_warm;
 struct rd_rec {
 	const struct perf_event_header *hdr; /* hdr->size bytes readable */
 	u64 offset;    /* file offset (of the COMPRESSED record if inside one) */
+	u32 dig;       /* a sample's digest slot for rd_digest(); 0: none */
 	bool volatile_; /* view dies at the next rd_next(); copy to keep it */
+};
+
+/* A frame-pointer callchain's digest (record.h: rec_chain_hash(),
+ * rec_chain_last_user()). */
+struct rd_digest {
+	u64 h1, h2; /* rec_chain_hash() */
+	u64 last;   /* with user: rec_chain_last_user()'s entry */
+	bool user;  /* rec_chain_last_user()'s answer */
 };
 
 struct rd {
@@ -126,6 +135,8 @@ struct rd {
 	u64 populated; /* mapping populated up to here (populate_ahead) */
 	u64 warm_min;  /* rd_opts.warm_min */
 	struct rd_warm *warm; /* the warming thread, or NULL */
+	u64 dig_head;  /* the warmer's digests looked at so far (rd_next) */
+	u64 dig_pass;  /* passes begun again (rd_rewind), for its digests */
 	bool truncated;
 	u64 truncated_at;
 	u64 feat_bits[4];
@@ -171,6 +182,17 @@ int rd_rewind(struct rd *rd);
  * walked further (a record with size < 8: the stream has no framing left).
  */
 int rd_next(struct rd *rd, struct rd_rec *rec);
+
+/*
+ * The digest of the callchain of the sample record at file offset @off,
+ * @nr entries at @cc, as the warming thread worked it out while reading
+ * ahead (docs/design.md §6.21), from @dig (rd_rec.dig, or 0). False
+ * when there is none: it was not worked out, the slot has been used
+ * again since, or it is not of these very bytes; then the caller works
+ * it out itself, with the same functions.
+ */
+bool rd_digest(const struct rd *rd, u32 dig, u64 off, const u8 *cc, u64 nr,
+	       struct rd_digest *out);
 
 /* Index of @ev in rd->evsels. */
 static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev)

@@ -53,6 +53,19 @@ static inline u64 rec_callchain_ip(const struct rec_sample *s, u64 i)
 int rec_parse_sample(const struct rd_evsel *ev,
 		     const struct perf_event_header *h, struct rec_sample *s);
 
+/*
+ * What the session asks of a frame-pointer callchain's @nr entries at
+ * @cc, given here once for the session and for the reader's warming
+ * thread, which works them out ahead (rd_digest(), docs/design.md
+ * §6.21): the callchain cache's hash of the entries (its key adds the
+ * sample's context, session.c), and the outermost user entry: the last
+ * entry of the last user context that has one (false: none), a context
+ * being user after PERF_CONTEXT_USER, or from the start when the sample
+ * (@cpumode) was taken in user mode.
+ */
+void rec_chain_hash(const u8 *cc, u64 nr, u64 *h1, u64 *h2);
+bool rec_chain_last_user(const u8 *cc, u64 nr, u16 cpumode, u64 *last);
+
 /* sample_id trailer of a non-sample kernel record (docs/perf-data-format.md §1.9). */
 struct rec_id {
 	u32 pid, tid, cpu;

@@ -29,7 +29,7 @@ static struct rd_rec rec_of(unsigned i, bool volatile_)
 	recs[i].type = 9;
 	recs[i].misc = (u16)i;
 	recs[i].size = sizeof(recs[i]);
-	return (struct rd_rec){ &recs[i], 1000 + 8 * (u64)i, volatile_ };
+	return (struct rd_rec){ .hdr = &recs[i], .offset = 1000 + 8 * (u64)i, .volatile_ = volatile_ };
 }
 
 static void push(struct order *o, unsigned i, u64 t)

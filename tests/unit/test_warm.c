@@ -9,6 +9,10 @@
  * The reader's mapped window stays small while the warmer lags far
  * behind (starved: SCHED_IDLE on the reader's CPU), and no page behind
  * it stays mapped (rd_release_before, docs/design.md §6.6).
+ * The callchain digests it works out ahead (docs/design.md §6.21) are
+ * those the session would work out, or none: for chains of every kind of
+ * context, in a first pass and after a rewind; and rec_chain_last_user()
+ * is checked against an entry-by-entry walk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +21,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "corpus.h"
 #include "perfdata/reader.h"
+#include "perfdata/evlist.h"
+#include "perfdata/record.h"
 #include "recbuild.h"
 #include "test.h"
 
@@ -203,6 +210,13 @@ static long resident(int pm, const void *p, size_t n)
 	return r;
 }
 
+/* ThreadSanitizer runs a thread of its own in the process (make tsan). */
+#ifdef __SANITIZE_THREAD__
+#define TSAN_THREADS 1
+#else
+#define TSAN_THREADS 0
+#endif
+
 /* Every other thread of this process onto @cpus at SCHED_IDLE; how
  * many. */
 static int starve_others(const cpu_set_t *cpus)
@@ -285,7 +299,7 @@ static void test_lag(void)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	T(!sched_setaffinity(0, sizeof(one), &one));
-	T_EQ_INT(starve_others(&one), 1);
+	T_EQ_INT(starve_others(&one), 1 + TSAN_THREADS);
 	while ((err = rd_next(&rd, &rec)) > 0) {
 		const unsigned char *b = (const unsigned char *)rec.hdr;
 
@@ -328,9 +342,171 @@ static void test_lag(void)
 	unlink(path);
 }
 
+/* rec_chain_last_user() the slow way: entry by entry from the end. */
+static bool last_user_ref(const uint64_t *cc, uint64_t nr, uint16_t cpumode, uint64_t *last)
+{
+	const uint64_t ctx_max = (uint64_t)-4095;
+	uint64_t i = nr, l = 0;
+	bool any = false;
+
+	while (i > 0) {
+		uint64_t ip = cc[--i];
+
+		if (ip >= ctx_max) {
+			if (any && ip == (uint64_t)-512)
+				break;
+			any = false;
+		} else if (!any) {
+			l = ip;
+			any = true;
+		}
+	}
+	if (any && i == 0 && cc[0] < ctx_max && cpumode == PERF_RECORD_MISC_KERNEL)
+		any = false;
+	*last = any ? l : 0;
+	return any;
+}
+
+/* A sample of rb_default_attr's layout with cpumode @misc. */
+static void raw_sample(struct rb *d, uint16_t misc, uint64_t time, const uint64_t *cc,
+		       unsigned nr)
+{
+	uint64_t p[5 + 64];
+
+	p[0] = 0x400100;
+	p[1] = 100 | (uint64_t)100 << 32;
+	p[2] = time;
+	p[3] = 1000;
+	p[4] = nr;
+	memcpy(p + 5, cc, nr * sizeof(*cc));
+	rb_raw(d, PERF_RECORD_SAMPLE, misc, p, (5 + nr) * sizeof(*p));
+}
+
+/* Every sample of @rd: its digest, if any, is the session's own. */
+static void check_digests(struct rd *rd, unsigned *digested, unsigned *samples)
+{
+	struct rd_digest dg, bad;
+	struct rec_sample smp;
+	struct rd_rec rec;
+	int r;
+
+	while ((r = rd_next(rd, &rec)) > 0) {
+		const struct rd_evsel *ev = rd_evsel_of(rd, rec.hdr);
+		uint64_t h1, h2, last, rlast;
+		bool user;
+
+		if (rec.hdr->type != PERF_RECORD_SAMPLE || !ev ||
+		    rec_parse_sample(ev, rec.hdr, &smp))
+			continue;
+		(*samples)++;
+		rec_chain_hash(smp.callchain, smp.callchain_nr, &h1, &h2);
+		user = rec_chain_last_user(smp.callchain, smp.callchain_nr, smp.cpumode, &last);
+		{
+			uint64_t cc[64];
+
+			T(smp.callchain_nr <= 64);
+			memcpy(cc, smp.callchain, smp.callchain_nr * 8);
+			T_EQ_INT(user, last_user_ref(cc, smp.callchain_nr, smp.cpumode, &rlast));
+			if (user)
+				T(last == rlast);
+		}
+		/* Another record's place, another length, no slot: none. */
+		T(!rd_digest(rd, rec.dig, rec.offset + 8, smp.callchain, smp.callchain_nr, &bad));
+		T(!rd_digest(rd, rec.dig, rec.offset, smp.callchain, smp.callchain_nr + 1, &bad));
+		T(!rd_digest(rd, 0, rec.offset, smp.callchain, smp.callchain_nr, &bad));
+		if (!rd_digest(rd, rec.dig, rec.offset, smp.callchain, smp.callchain_nr, &dg))
+			continue;
+		(*digested)++;
+		T(dg.h1 == h1);
+		T(dg.h2 == h2);
+		T_EQ_INT(dg.user, user);
+		if (user)
+			T(dg.last == last);
+	}
+	T_EQ_INT(r, 0);
+}
+
+static void test_digest(void)
+{
+	const uint64_t K = (uint64_t)-128, U = (uint64_t)-512;
+	char path[] = "/tmp/perfspy-test-dig.XXXXXX";
+	struct rb d = { 0 }, img = { 0 };
+	struct perf_event_attr a;
+	struct rd_opts o = { .name = path, .warm_min = 1 };
+	struct timespec nap = { 0, 200 * 1000 * 1000 };
+	unsigned i, j, n, digested = 0, samples = 0, pass;
+	uint64_t cc[64];
+	struct rd rd;
+	int fd, err;
+
+	rb_default_attr(&a);
+	rb_comm(&d, 100, 100, "prog", 1, 1);
+	for (i = 0; i < 5000; i++) {
+		n = 0;
+		switch (i % 6) {
+		case 0: /* user only */
+			cc[n++] = U;
+			break;
+		case 1: /* kernel, then user */
+			cc[n++] = K;
+			cc[n++] = 0xffffffff81000100ULL;
+			cc[n++] = 0xfffffffffffff000ULL; /* ORs to a marker's bits */
+			cc[n++] = U;
+			break;
+		case 2: /* user, then kernel (a user context not last) */
+			cc[n++] = U;
+			cc[n++] = 0x400200 + i;
+			cc[n++] = K;
+			break;
+		default: /* no marker: the cpumode says */
+			break;
+		}
+		for (j = 0; j < i % 41; j++)
+			cc[n++] = j % 7 == 6 ? 0xffffffffff600000ULL : 0x400000 + 16 * (i + j);
+		if (i % 6 == 5 && n)
+			cc[n - 1] = 0; /* an outermost entry of 0 */
+		raw_sample(&d, i % 6 == 3 ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+			   10 + i, cc, n);
+		if (i % 100 == 99)
+			rb_round(&d);
+	}
+	rb_file(&img, &a, sizeof(a) + 16, &d, "testhost");
+	rb_free(&d);
+	fd = mkstemp(path);
+	T(fd >= 0);
+	if (fd < 0) {
+		rb_free(&img);
+		return;
+	}
+	T_EQ_INT(write(fd, img.p, img.len), (long long)img.len);
+	rb_free(&img);
+	err = rd_open_fd(&rd, fd, &o);
+	close(fd);
+	unlink(path);
+	T_EQ_INT(err, 0);
+	if (err)
+		return;
+	T(rd.warm != NULL);
+	for (pass = 0; pass < 2; pass++) {
+		unsigned before = digested;
+
+		/* Time for the warmer to walk its lead (the whole file). */
+		nanosleep(&nap, NULL);
+		check_digests(&rd, &digested, &samples);
+		fprintf(stderr, "digest: pass %u: %u of 5000 samples digested ahead\n", pass,
+			digested - before);
+		T(digested > before);
+		if (!pass)
+			T_EQ_INT(rd_rewind(&rd), 0);
+	}
+	T_EQ_INT(samples, 10000);
+	rd_close(&rd);
+}
+
 int main(void)
 {
 	test_lag();
+	test_digest();
 	test_built();
 	test_corpus();
 	TEST_MAIN_END();
