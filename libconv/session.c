@@ -90,11 +90,11 @@ struct perfspy_session {
 	 * no perf map, and their samples. */
 	u64 fp_stacks, fp_stacks_bad;
 	/* The record being delivered (its offset, its rd_rec.dig), and its
-	 * callchain's digest when the warming thread worked it out (dg_ok,
-	 * set for each sample by on_sample(), docs/design.md §6.21). */
+	 * callchain's digest when the warming thread worked it out
+	 * (sample_digest(), docs/design.md §6.21): DG_* in dg_state. */
 	u64 cur_off;
 	u32 cur_dig;
-	bool dg_ok;
+	u8 dg_state;
 	struct rd_digest dg;
 	u32 py_nomap_procs;
 	u64 py_nomap_samples;
@@ -393,7 +393,27 @@ static int root_frame(struct perfspy_session *s, const char *text, int len,
  * the sample's context, whose hash moves both words: equal chains in
  * two contexts are two keys.
  */
-static void chain_key(const struct perfspy_session *s, const struct rec_sample *smp,
+enum { DG_UNASKED, DG_OK, DG_NONE };
+
+/* Chains shorter than this are read here: a digest's slot was last
+ * written on the other CPU, so a look at it costs a cache miss, more
+ * than working out what a short chain needs (the build recording's are
+ * 4 entries; rd_digest() was 3.6% of its converting thread). */
+#define DG_MIN_NR 16
+
+/* The warming thread's digest of @smp's callchain (into s->dg), asked
+ * for once per sample and only when needed. */
+static bool sample_digest(struct perfspy_session *s, const struct rec_sample *smp)
+{
+	if (smp->callchain_nr < DG_MIN_NR)
+		return false;
+	if (s->dg_state == DG_UNASKED)
+		s->dg_state = rd_digest(&s->rd, s->cur_dig, s->cur_off, smp->callchain,
+					smp->callchain_nr, &s->dg) ? DG_OK : DG_NONE;
+	return s->dg_state == DG_OK;
+}
+
+static void chain_key(struct perfspy_session *s, const struct rec_sample *smp,
 		      const struct mach_thread *t, u64 *h1, u64 *h2)
 {
 	u64 ctx[4], hc;
@@ -409,7 +429,7 @@ static void chain_key(const struct perfspy_session *s, const struct rec_sample *
 							      smp->pid));
 	ctx[2] = smp->cpumode;
 	ctx[3] = smp->callchain_nr;
-	if (s->dg_ok) {
+	if (sample_digest(s, smp)) {
 		*h1 = s->dg.h1;
 		*h2 = s->dg.h2;
 	} else {
@@ -955,10 +975,12 @@ static void fp_stat(struct perfspy_session *s, const struct rec_sample *smp)
 {
 	u64 last = 0;
 
-	if (s->dg_ok ? !s->dg.user :
+	bool dg = sample_digest(s, smp);
+
+	if (dg ? !s->dg.user :
 	    !rec_chain_last_user(smp->callchain, smp->callchain_nr, smp->cpumode, &last))
 		return;
-	if (s->dg_ok)
+	if (dg)
 		last = s->dg.last;
 	s->fp_stacks++;
 	if (!last || !mach_find_map(&s->mach, (s32)smp->pid, last))
@@ -1130,8 +1152,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	}
 	if (s->nr_jobs > 1 && !picked && (skip = job_skip(s, smp.tid, &owner)))
 		return skip < 0 ? skip : 0;
-	s->dg_ok = smp.callchain_nr &&
-		rd_digest(&s->rd, s->cur_dig, s->cur_off, smp.callchain, smp.callchain_nr, &s->dg);
+	s->dg_state = DG_UNASKED;
 	if (!s->arch_set)
 		pick_arch(s, &smp);
 	if (smp.has_time && smp.time) {
