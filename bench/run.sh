@@ -154,24 +154,22 @@ cpu() {
 }
 tm() { if [ -n "$TIME" ]; then "$TIME" -f '%U %S %M' -o "$1" "${@:2}"; else "${@:2}"; fi; }
 
-# measure NAME: runs "run_NAME OUT" $runs times; records wall ns and RSS KiB.
+# measure NAME I: run I of "run_NAME OUT"; records wall ns and RSS KiB.
 # Each run writes a new file: the last run's output is removed before the
 # clock starts. Replacing it inside the timing charged perfspy for freeing
 # the page cache of its last 120 MB of folded text (4% of the deep-stack
 # run, in unlink), which perf report, whose output is 12 KB, never pays.
 declare -A WALLS RSS CPUS
 measure() {
-	local name=$1 i t0 t1 r
-	for ((i = 1; i <= runs; i++)); do
-		rm -f "$tmp"/t.* "$tmp/$name.out"
-		t0=$(now_ns)
-		"run_$name" "$tmp/$name.out" || die "$name failed (run $i)"
-		t1=$(now_ns)
-		WALLS[$name]+="$((t1 - t0)) "
-		CPUS[$name]+="$(cpu "$tmp"/t.*) "
-		r=$(rss "$tmp"/t.*)
-		[ "$r" -gt "${RSS[$name]:-0}" ] && RSS[$name]=$r
-	done
+	local name=$1 i=$2 t0 t1 r
+	rm -f "$tmp"/t.* "$tmp/$name.out"
+	t0=$(now_ns)
+	"run_$name" "$tmp/$name.out" || die "$name failed (run $i)"
+	t1=$(now_ns)
+	WALLS[$name]+="$((t1 - t0)) "
+	CPUS[$name]+="$(cpu "$tmp"/t.*) "
+	r=$(rss "$tmp"/t.*)
+	[ "$r" -gt "${RSS[$name]:-0}" ] && RSS[$name]=$r
 }
 
 # perfspy twice: its default (-j online CPUs but one for DWARF
@@ -219,9 +217,17 @@ declare -A LABEL=(
 	[script_awk]="perf script | collapse.awk | sort"
 	[script_py]="perf script | collapse.py"
 )
+# In rounds, each tool once a round: this project's machines are shared VMs
+# whose speed drifts by a third within the hour, and timing each tool's
+# runs in a block of their own let that drift into the ratios (issue 16).
 for t in "${tools[@]}"; do
-	echo "bench: ${LABEL[$t]} x $runs..."
-	measure "$t"
+	echo "bench: ${LABEL[$t]} x $runs"
+done
+for ((i = 1; i <= runs; i++)); do
+	echo "bench: round $i of $runs..."
+	for t in "${tools[@]}"; do
+		measure "$t" "$i"
+	done
 done
 
 # The same bytes whatever the number of threads (issue 16).
