@@ -441,11 +441,13 @@ u32 mach_maps_gen(struct machine *m, s32 pid)
 	return p ? p->gen : 0;
 }
 
-const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
+const struct mach_map *mach_find_map_next(struct machine *m, s32 pid, u64 addr,
+					  u64 *next)
 {
 	struct mach_proc *p = find_proc(m, pid);
 	size_t lo = 0, hi;
 
+	*next = UINT64_MAX;
 	if (!p)
 		return NULL;
 	/* A stack's frames often fall in one map in a row. The maps are
@@ -467,7 +469,17 @@ const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
 		p->last_map = lo;
 		return &p->maps[lo];
 	}
+	/* The first map ending past @addr starts past it. */
+	if (lo < p->nr_maps)
+		*next = p->maps[lo].start;
 	return NULL;
+}
+
+const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr)
+{
+	u64 next;
+
+	return mach_find_map_next(m, pid, addr, &next);
 }
 
 /* When live process @pid started, in seconds since the epoch: its

@@ -112,6 +112,10 @@ const struct mach_proc *mach_proc_of(struct machine *m, s32 pid);
 
 /* The map of @pid containing @addr, or NULL. */
 const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);
+/* mach_find_map(), and where no map holds @addr, the start of the next
+ * map above it in *@next (UINT64_MAX: none). */
+const struct mach_map *mach_find_map_next(struct machine *m, s32 pid, u64 addr,
+					  u64 *next);
 
 /*
  * The JIT symbol (CPython trampoline, perf-map entry) at @addr in @pid:

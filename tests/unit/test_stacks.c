@@ -231,8 +231,50 @@ static void test_chain_rest(void)
 	rb_free(&img);
 }
 
+/*
+ * Return addresses at the edges of an anonymous executable map (JIT code
+ * without a perf map, docs/design.md §6.21): a return address is looked
+ * up at its byte before (the call), then, outside any ELF file, its map
+ * is that of the address itself. At the map's start (the byte before in
+ * no map) the frame is the map's; at its end (the byte before its last)
+ * in no map; past a gap, in no map.
+ */
+static void test_anon_edges(void)
+{
+	static const uint64_t at_start[] = { CTX_USER, 0x400100, 0x500000 };
+	static const uint64_t at_end[] = { CTX_USER, 0x400100, 0x501000 };
+	static const uint64_t inside[] = { CTX_USER, 0x400100, 0x500800 };
+	static const uint64_t gap[] = { CTX_USER, 0x400100, 0x4ff000 };
+	struct perfspy_stats st = { .sz = sizeof(st) };
+	struct rb d = { 0 }, img = { 0 };
+	struct perf_event_attr a;
+	char *out;
+
+	rb_default_attr(&a);
+	rb_comm(&d, 100, 100, "prog", 1, 1);
+	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/a", 2);
+	rb_mmap2(&d, 100, 0x500000, 0x1000, 0, "//anon", 3);
+	rb_sample(&d, 100, 100, 10, at_start, 3, 1);
+	rb_sample(&d, 100, 100, 11, at_end, 3, 1);
+	rb_sample(&d, 100, 100, 12, inside, 3, 1);
+	rb_sample(&d, 100, 100, 13, gap, 3, 1);
+	rb_round(&d);
+	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
+	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_STR(out,
+		 "0x4ff000 (?);0x400100 (a) 1\n"
+		 "0x500000 (anon);0x400100 (a) 1\n"
+		 "0x500800 (anon);0x400100 (a) 1\n"
+		 "0x501000 (?);0x400100 (a) 1\n");
+	T_EQ_INT(st.frames_no_map, 2);
+	free(out);
+	rb_free(&d);
+	rb_free(&img);
+}
+
 int main(void)
 {
+	test_anon_edges();
 	test_memo_maps();
 	test_memo_churn();
 	test_raw_addresses();
