@@ -395,17 +395,13 @@ static int root_frame(struct perfspy_session *s, const char *text, int len,
  */
 enum { DG_UNASKED, DG_OK, DG_NONE };
 
-/* Chains shorter than this are read here: a digest's slot was last
- * written on the other CPU, so a look at it costs a cache miss, more
- * than working out what a short chain needs (the build recording's are
- * 4 entries; rd_digest() was 3.6% of its converting thread). */
-#define DG_MIN_NR 16
-
 /* The warming thread's digest of @smp's callchain (into s->dg), asked
  * for once per sample and only when needed. */
 static bool sample_digest(struct perfspy_session *s, const struct rec_sample *smp)
 {
-	if (smp->callchain_nr < DG_MIN_NR)
+	/* Short chains are read here (rd_digest() was 3.6% of the build
+	 * recording's converting thread when asked for every sample). */
+	if (smp->callchain_nr < RD_DIGEST_MIN_NR)
 		return false;
 	if (s->dg_state == DG_UNASKED)
 		s->dg_state = rd_digest(&s->rd, s->cur_dig, s->cur_off, smp->callchain,

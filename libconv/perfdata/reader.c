@@ -627,8 +627,8 @@ static void dig_put(struct rd_warm *w, u64 off, const u8 *h, u64 head, u64 pass,
 	if (head < w->dig_off + 8)
 		return;
 	nr = get_u64(h + w->dig_off);
-	if (nr > (head - w->dig_off - 8) / 8)
-		return; /* past what was read (or a bad record: the reader says) */
+	if (nr < RD_DIGEST_MIN_NR || nr > (head - w->dig_off - 8) / 8)
+		return; /* short, or past what was read (or a bad record) */
 	rec_chain_hash(cc, nr, &h1, &h2);
 	user = rec_chain_last_user(cc, nr, hdr_misc(h) & PERF_RECORD_MISC_CPUMODE_MASK, &last);
 	/* Release stores: a reader that sees any new field sees the odd

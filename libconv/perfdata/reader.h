@@ -194,6 +194,12 @@ int rd_next(struct rd *rd, struct rd_rec *rec);
 bool rd_digest(const struct rd *rd, u32 dig, u64 off, const u8 *cc, u64 nr,
 	       struct rd_digest *out);
 
+/* Chains shorter than this get no digest: a slot was last written on the
+ * other CPU, so looking at it costs a cache miss, more than reading a
+ * short chain (the build recording's are 4 entries); working it out would
+ * only take the other CPU from the namer (docs/design.md §6.21). */
+#define RD_DIGEST_MIN_NR 16
+
 /* Index of @ev in rd->evsels. */
 static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev)
 {

@@ -10,7 +10,8 @@
  * behind (starved: SCHED_IDLE on the reader's CPU), and no page behind
  * it stays mapped (rd_release_before, docs/design.md §6.6).
  * The callchain digests it works out ahead (docs/design.md §6.21) are
- * those the session would work out, or none: for chains of every kind of
+ * those the session would work out, or none (always none for a chain of
+ * fewer than RD_DIGEST_MIN_NR entries): for chains of every kind of
  * context, in a first pass and after a rewind; and rec_chain_last_user()
  * is checked against an entry-by-entry walk.
  */
@@ -416,6 +417,7 @@ static void check_digests(struct rd *rd, unsigned *digested, unsigned *samples)
 		T(!rd_digest(rd, 0, rec.offset, smp.callchain, smp.callchain_nr, &bad));
 		if (!rd_digest(rd, rec.dig, rec.offset, smp.callchain, smp.callchain_nr, &dg))
 			continue;
+		T(smp.callchain_nr >= RD_DIGEST_MIN_NR); /* short ones get none */
 		(*digested)++;
 		T(dg.h1 == h1);
 		T(dg.h2 == h2);
