@@ -654,20 +654,9 @@ static const struct mach_map *code_at(struct stk_ctx *c, u64 pc, struct unw_code
 /* What @pc of process c->pid points into; the unwinder's callback. */
 static int find_code(void *arg, u64 pc, struct unw_code *out)
 {
-	struct stk_ctx *c = arg;
-	const struct mach_map *map = mach_find_map(c->mach, c->pid, pc);
+	u64 next;
 
-	memset(out, 0, sizeof(*out));
-	if (!map)
-		return 0;
-	if (map->dso) { /* an ELF file or the [vdso] image */
-		out->kind = UNW_CODE_DSO;
-		out->dso = map->dso;
-		out->file_off = pc - map->start + map->pgoff;
-	} else if (map->kind == MAPK_ANON &&
-		   (out->jit = mach_find_jit(c->mach, c->pid, pc))) {
-		out->kind = UNW_CODE_JIT;
-	}
+	code_at(arg, pc, out, &next);
 	return 0;
 }
 

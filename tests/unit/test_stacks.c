@@ -22,6 +22,22 @@
 
 #define CTX_USER ((uint64_t)-512)
 
+/* Convert @d's records (freed), a file-mode image with rb_default_attr's
+ * event, as rb_convert() does. */
+static int convert_recs(struct rb *d, struct perfspy_stats *st, char **out)
+{
+	struct rb img = { 0 };
+	struct perf_event_attr a;
+	int err;
+
+	rb_default_attr(&a);
+	rb_file(&img, &a, sizeof(a) + 16, d, "h");
+	rb_free(d);
+	err = rb_convert(&img, st, out);
+	rb_free(&img);
+	return err;
+}
+
 /*
  * One address four times in a chain (recursion): the first is where the
  * thread was interrupted, the rest return addresses. A new map over it
@@ -33,11 +49,9 @@ static void test_memo_maps(void)
 	static const uint64_t rec[] = { CTX_USER, 0x400100, 0x400100, 0x400100, 0x400100 };
 	static const uint64_t mixed[] = { CTX_USER, 0x400200, 0x400100, 0x400100, 0x9000 };
 	struct perfspy_stats st = { .sz = sizeof(st) };
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	char *out;
 
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "prog", 1, 1);
 	rb_comm(&d, 200, 200, "other", 1, 1);
 	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/a", 2);
@@ -50,8 +64,7 @@ static void test_memo_maps(void)
 	rb_sample(&d, 100, 100, 31, mixed, 5, 1);
 	rb_sample(&d, 200, 200, 32, mixed, 5, 1);
 	rb_round(&d);
-	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_INT(convert_recs(&d, &st, &out), 0);
 	T_EQ_STR(out,
 		 "0x400100 (a);0x400100 (a);0x400100 (a);0x400100 (a) 1\n"
 		 "0x400100 (b);0x400100 (b);0x400100 (b);0x400100 (b) 1\n"
@@ -64,8 +77,6 @@ static void test_memo_maps(void)
 	T_EQ_INT(st.frames_no_map, 3);
 	T_EQ_INT(st.samples_kept, 6);
 	free(out);
-	rb_free(&d);
-	rb_free(&img);
 }
 
 /*
@@ -78,13 +89,11 @@ static void test_memo_churn(void)
 {
 	enum { NS = 3000, DEPTH = 6 };
 	struct perfspy_stats st = { .sz = sizeof(st) };
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	uint64_t chain[DEPTH + 1];
 	char *out, *line;
 	unsigned i, j, pid, bad = 0, lines = 0;
 
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "p1", 1, 1);
 	rb_comm(&d, 200, 200, "p2", 1, 1);
 	rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/one", 2);
@@ -97,8 +106,7 @@ static void test_memo_churn(void)
 		rb_sample(&d, pid, pid, 10 + i, chain, DEPTH + 1, 1);
 	}
 	rb_round(&d);
-	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_INT(convert_recs(&d, &st, &out), 0);
 	T_EQ_INT(st.frames, (uint64_t)NS * DEPTH);
 	T_EQ_INT(st.frames_no_map, 0);
 	/* Each line's frames name the library of the process whose
@@ -128,8 +136,6 @@ static void test_memo_churn(void)
 	T_EQ_INT(lines, NS);
 	T_EQ_INT(st.samples_kept, NS);
 	free(out);
-	rb_free(&d);
-	rb_free(&img);
 }
 
 /*
@@ -143,11 +149,9 @@ static void test_raw_addresses(void)
 	static const uint64_t at4[] = { CTX_USER, 0x400100 };
 	static const uint64_t at5[] = { CTX_USER, 0x500100 };
 	struct perfspy_stats st = { .sz = sizeof(st) };
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	char *out;
 
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "p1", 1, 1);
 	rb_comm(&d, 200, 200, "p2", 1, 1);
 	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/x", 2);
@@ -158,13 +162,10 @@ static void test_raw_addresses(void)
 	rb_sample(&d, 200, 200, 13, at5, 2, 1);
 	rb_sample(&d, 200, 200, 14, at5, 2, 1);
 	rb_round(&d);
-	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_INT(convert_recs(&d, &st, &out), 0);
 	T_EQ_STR(out, "0x400100 (x) 2\n0x500100 (x) 3\n");
 	T_EQ_INT(st.frames_unknown, 2);
 	free(out);
-	rb_free(&d);
-	rb_free(&img);
 }
 
 /* session.c's callchain cache policy: a window of CHAIN_WIN lookups
@@ -187,14 +188,12 @@ static void test_chain_rest(void)
 {
 	enum { NA = 5000, NB = 40000, NREP = 8, DEPTH = 3 };
 	struct perfspy_stats st = { .sz = sizeof(st) };
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	uint64_t chain[DEPTH + 1] = { CTX_USER, 0, 0x400008, 0x400008 };
 	unsigned i, ones = 0, reps = 0, lines = 0;
 	char *out, *line, want[32];
 	uint64_t built;
 
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "prog", 1, 1);
 	rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/lib", 2);
 	for (i = 0; i < NA; i++) {
@@ -206,8 +205,7 @@ static void test_chain_rest(void)
 		rb_sample(&d, 100, 100, 10 + NA + i, chain, DEPTH + 1, 1);
 	}
 	rb_round(&d);
-	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_INT(convert_recs(&d, &st, &out), 0);
 	T_EQ_INT(st.samples_kept, NA + NB);
 	/* All of NA, the repeated ones while the cache rests, then each
 	 * repeated chain once more. */
@@ -227,8 +225,6 @@ static void test_chain_rest(void)
 	T_EQ_INT(ones, NA);
 	T_EQ_INT(reps, NREP);
 	free(out);
-	rb_free(&d);
-	rb_free(&img);
 }
 
 /*
@@ -246,11 +242,9 @@ static void test_anon_edges(void)
 	static const uint64_t inside[] = { CTX_USER, 0x400100, 0x500800 };
 	static const uint64_t gap[] = { CTX_USER, 0x400100, 0x4ff000 };
 	struct perfspy_stats st = { .sz = sizeof(st) };
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	char *out;
 
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "prog", 1, 1);
 	rb_mmap2(&d, 100, 0x400000, 0x1000, 0, "/nonexistent/a", 2);
 	rb_mmap2(&d, 100, 0x500000, 0x1000, 0, "//anon", 3);
@@ -259,8 +253,7 @@ static void test_anon_edges(void)
 	rb_sample(&d, 100, 100, 12, inside, 3, 1);
 	rb_sample(&d, 100, 100, 13, gap, 3, 1);
 	rb_round(&d);
-	rb_file(&img, &a, sizeof(a) + 16, &d, "h");
-	T_EQ_INT(rb_convert(&img, &st, &out), 0);
+	T_EQ_INT(convert_recs(&d, &st, &out), 0);
 	T_EQ_STR(out,
 		 "0x4ff000 (?);0x400100 (a) 1\n"
 		 "0x500000 (anon);0x400100 (a) 1\n"
@@ -268,8 +261,6 @@ static void test_anon_edges(void)
 		 "0x501000 (?);0x400100 (a) 1\n");
 	T_EQ_INT(st.frames_no_map, 2);
 	free(out);
-	rb_free(&d);
-	rb_free(&img);
 }
 
 int main(void)

@@ -244,12 +244,31 @@ static int starve_others(const cpu_set_t *cpus)
 	return n;
 }
 
+/* @d's records (freed) as a file-mode image with rb_default_attr's
+ * event, written to a new file from the mkstemp() template @path: its
+ * descriptor, or -1. */
+static int temp_file(struct rb *d, char *path)
+{
+	struct rb img = { 0 };
+	struct perf_event_attr a;
+	int fd;
+
+	rb_default_attr(&a);
+	rb_file(&img, &a, sizeof(a) + 16, d, "testhost");
+	rb_free(d);
+	fd = mkstemp(path);
+	T(fd >= 0);
+	if (fd >= 0)
+		T_EQ_INT(write(fd, img.p, img.len), (long long)img.len);
+	rb_free(&img);
+	return fd;
+}
+
 static void test_lag(void)
 {
 	static const uint64_t chain[] = { (uint64_t)-512, 0x400100 };
 	char path[] = "/tmp/perfspy-test-lag.XXXXXX";
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	struct rd_opts o = { .name = path, .warm_min = 1 };
 	unsigned char *big = calloc(1, 20000);
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), pmd = pmd_map_size();
@@ -263,7 +282,6 @@ static void test_lag(void)
 
 	if (!big)
 		abort();
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "prog", 1, 1);
 	for (i = 0; i < 2400; i++) { /* 48 MB of 20 KB records */
 		big[0] = (unsigned char)i;
@@ -272,17 +290,10 @@ static void test_lag(void)
 		if (i % 50 == 49)
 			rb_round(&d);
 	}
-	rb_file(&img, &a, sizeof(a) + 16, &d, "testhost");
 	free(big);
-	rb_free(&d);
-	fd = mkstemp(path);
-	T(fd >= 0);
-	if (fd < 0) {
-		rb_free(&img);
+	fd = temp_file(&d, path);
+	if (fd < 0)
 		return;
-	}
-	T_EQ_INT(write(fd, img.p, img.len), (long long)img.len);
-	rb_free(&img);
 	pm = open("/proc/self/pagemap", O_RDONLY);
 	T(pm >= 0);
 	err = rd_open_fd(&rd, fd, &o);
@@ -432,8 +443,7 @@ static void test_digest(void)
 {
 	const uint64_t K = (uint64_t)-128, U = (uint64_t)-512;
 	char path[] = "/tmp/perfspy-test-dig.XXXXXX";
-	struct rb d = { 0 }, img = { 0 };
-	struct perf_event_attr a;
+	struct rb d = { 0 };
 	struct rd_opts o = { .name = path, .warm_min = 1 };
 	struct timespec nap = { 0, 200 * 1000 * 1000 };
 	unsigned i, j, n, digested = 0, samples = 0, pass;
@@ -441,7 +451,6 @@ static void test_digest(void)
 	struct rd rd;
 	int fd, err;
 
-	rb_default_attr(&a);
 	rb_comm(&d, 100, 100, "prog", 1, 1);
 	for (i = 0; i < 5000; i++) {
 		n = 0;
@@ -472,16 +481,9 @@ static void test_digest(void)
 		if (i % 100 == 99)
 			rb_round(&d);
 	}
-	rb_file(&img, &a, sizeof(a) + 16, &d, "testhost");
-	rb_free(&d);
-	fd = mkstemp(path);
-	T(fd >= 0);
-	if (fd < 0) {
-		rb_free(&img);
+	fd = temp_file(&d, path);
+	if (fd < 0)
 		return;
-	}
-	T_EQ_INT(write(fd, img.p, img.len), (long long)img.len);
-	rb_free(&img);
 	err = rd_open_fd(&rd, fd, &o);
 	close(fd);
 	unlink(path);
