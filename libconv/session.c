@@ -387,12 +387,6 @@ static int root_frame(struct perfspy_session *s, const char *text, int len,
 	return 0;
 }
 
-/*
- * The callchain cache's key: the chain's entries (rec_chain_hash(), from
- * the reader's warming thread when it worked it out ahead: s->dg) and
- * the sample's context, whose hash moves both words: equal chains in
- * two contexts are two keys.
- */
 enum { DG_UNASKED, DG_OK, DG_NONE };
 
 /* The warming thread's digest of @smp's callchain (into s->dg), asked
@@ -409,6 +403,12 @@ static bool sample_digest(struct perfspy_session *s, const struct rec_sample *sm
 	return s->dg_state == DG_OK;
 }
 
+/*
+ * The callchain cache's key: the chain's entries (rec_chain_hash(), from
+ * the reader's warming thread when it worked it out ahead: s->dg) and
+ * the sample's context, whose hash moves both words: equal chains in
+ * two contexts are two keys.
+ */
 static void chain_key(struct perfspy_session *s, const struct rec_sample *smp,
 		      const struct mach_thread *t, u64 *h1, u64 *h2)
 {
