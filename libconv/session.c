@@ -971,13 +971,14 @@ static void fp_stat(struct perfspy_session *s, const struct rec_sample *smp)
 {
 	u64 last = 0;
 
-	bool dg = sample_digest(s, smp);
-
-	if (dg ? !s->dg.user :
-	    !rec_chain_last_user(smp->callchain, smp->callchain_nr, smp->cpumode, &last))
-		return;
-	if (dg)
+	if (sample_digest(s, smp)) {
+		if (!s->dg.user)
+			return;
 		last = s->dg.last;
+	} else if (!rec_chain_last_user(smp->callchain, smp->callchain_nr, smp->cpumode,
+					&last)) {
+		return;
+	}
 	s->fp_stacks++;
 	if (!last || !mach_find_map(&s->mach, (s32)smp->pid, last))
 		s->fp_stacks_bad++;

@@ -435,7 +435,7 @@ static const char *basename_of(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-/* MEMO_COPY: push_callchain() copies a memo hit's first frames as one
+/* MEMO_COPY: copy_frames() copies a cache entry's first frames as one
  * block of this many, read past the frames' end: both arrays keep that
  * many - 1 entries of room past their last. */
 #define MEMO_COPY 4
@@ -685,26 +685,50 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 			 const struct unw_code *code, size_t *n,
 			 const struct stk_cache_ent **used);
 
+/* The entries the stack's arrays need for @nr more frames after @n: 2
+ * past them, as put_frames() always reserved, and MEMO_COPY more for
+ * copy_frames()' block. */
+static inline size_t frames_need(size_t n, u32 nr)
+{
+	return n + nr + MEMO_COPY + 2;
+}
+
+static inline int reserve_frames(struct stk_ctx *c, size_t n, u32 nr)
+{
+	size_t need = frames_need(n, nr);
+
+	return ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), need) ||
+	       ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, need) ? -ENOMEM : 0;
+}
+
+/* @nr frames (ids @fi, flags @ff) to @to and @tf: an address and its
+ * inlined callers, mostly MEMO_COPY or fewer, copied as one block (what
+ * lies past them is overwritten or past the stack's end; add_id() keeps
+ * the source's room), a loop otherwise (issue 16). */
+static inline __attribute__((always_inline)) void
+copy_frames(u32 *to, u8 *tf, const u32 *fi, const u8 *ff, u32 nr)
+{
+	u32 j;
+
+	if (nr <= MEMO_COPY) {
+		memcpy(to, fi, MEMO_COPY * sizeof(*to));
+		memcpy(tf, ff, MEMO_COPY);
+	} else {
+		for (j = 0; j < nr; j++) {
+			to[j] = fi[j];
+			tf[j] = ff[j];
+		}
+	}
+}
+
 /* A frame cache entry's frames, c->fids[@first, @first + @nr), onto the
  * stack at *@n, counted. */
 static inline __attribute__((always_inline)) int
 put_frames(struct stk_ctx *c, u32 first, u32 nr, size_t *n)
 {
-	u32 *to, j;
-	u8 *tf;
-
-	if (ensure_mem((void **)&c->stack, &c->cap_stack, sizeof(*c->stack), *n + nr + 2) ||
-	    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1, *n + nr + 2))
+	if (reserve_frames(c, *n, nr))
 		return -ENOMEM;
-	/* An address and its inlined callees, a few frames: a loop, not
-	 * two memcpy calls per address (issue 16; half the memo's hits on
-	 * the deep-stack file have inlined frames). */
-	to = c->stack + *n;
-	tf = c->sflags + *n;
-	for (j = 0; j < nr; j++) {
-		to[j] = c->fids[first + j];
-		tf[j] = c->fflags[first + j];
-	}
+	copy_frames(c->stack + *n, c->sflags + *n, c->fids + first, c->fflags + first, nr);
 	*n += nr;
 	c->stats->frames += nr;
 	return 0;
@@ -721,6 +745,22 @@ static int push_frames(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	return push_frames_e(c, ip, kernel, is_return, code, n, NULL);
 }
 
+/*
+ * The map of @ip itself, given the look at the byte before (code_at():
+ * its map @at, else the next map's start @next; none made: NULL and 0),
+ * where that settles it: the same map holds both, or none holds either
+ * (the next map starts past @ip). Return addresses past the end of a
+ * stack walked without frame pointers are mostly in no map (issue 16: a
+ * second look was 2% of the build recording's converting thread).
+ */
+static const struct mach_map *map_after(struct stk_ctx *c, u64 ip,
+					const struct mach_map *at, u64 next)
+{
+	if (at ? ip < at->end : next > ip)
+		return at;
+	return mach_find_map(c->mach, c->pid, ip);
+}
+
 /* push_frames(), and with @used the cache entry whose frames went on
  * the stack (its first and nr stay as they are for the session). */
 static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
@@ -729,7 +769,6 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 {
 	const struct mach_map *at = NULL;
 	const char *anon_name = NULL;
-	bool looked = false;
 	struct unw_code local;
 	struct stk_cache_ent *e;
 	u64 a = 0, b = ip, h, next = 0;
@@ -741,7 +780,8 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 	} else {
 		if (!code) {
 			at = code_at(c, ip - is_return, &local, &next);
-			looked = true;
+			if (ip < (u64)is_return)
+				next = 0; /* ip - 1 wrapped: it says nothing of ip */
 			if (local.kind == UNW_CODE_DSO)
 				local.file_off += is_return;
 			code = &local;
@@ -755,17 +795,7 @@ static int push_frames_e(struct stk_ctx *c, u64 ip, bool kernel, bool is_return,
 			a = (u64)(uintptr_t)code->jit;
 			b = 0;
 		} else {
-			/* The map of @ip itself, known from the look at
-			 * ip - is_return where that settles it: the same
-			 * map holds both, or none holds either (the next
-			 * map starts past @ip). Return addresses past the
-			 * end of a stack walked without frame pointers are
-			 * mostly in no map (issue 16: this second look was
-			 * 2% of the build recording's converting thread). */
-			const struct mach_map *map =
-				!looked || ip < (u64)is_return ? mach_find_map(c->mach, c->pid, ip) :
-				at ? (ip < at->end ? at : mach_find_map(c->mach, c->pid, ip)) :
-				next > ip ? NULL : mach_find_map(c->mach, c->pid, ip);
+			const struct mach_map *map = map_after(c, ip, at, next);
 
 			kind = map ? FK_ANON : FK_NOMAP;
 			anon_name = map ? map->short_name : NULL;
@@ -887,16 +917,11 @@ static inline size_t memo_idx(u64 ip, u64 pg)
 	return (size_t)(((ip ^ (pg << 40)) * 0x9e3779b97f4a7c15ULL) >> (64 - STK_MEMO_BITS));
 }
 
-/* @ip's memo slot in c->pid's maps of generation @gen, and whether it
- * holds @ip with @key (MEMO_*). */
-static inline struct stk_memo *memo_slot(struct stk_ctx *c, u64 ip, u32 gen, u8 key,
-					 bool *hit)
+/* Whether memo slot @m holds @ip of the process and maps generation
+ * @pg with @key (MEMO_*). */
+static inline bool memo_holds(const struct stk_memo *m, u64 ip, u64 pg, u8 key)
 {
-	u64 pg = memo_pg(c->pid, gen);
-	struct stk_memo *m = &c->memo[memo_idx(ip, pg)];
-
-	*hit = m->ip == ip && m->pg == pg && m->key == key;
-	return m;
+	return m->ip == ip && m->pg == pg && m->key == key;
 }
 
 /* A memo miss: the frame cache's frames for @ip onto the stack, and
@@ -965,21 +990,15 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 		if (memo) {
 			struct stk_memo *m = &memo[memo_idx(ip, pg)];
 
-			if (m->ip == ip && m->pg == pg && m->key == key) {
-				u32 j, nr = m->nr;
-				const u32 *fi;
-				const u8 *ff;
+			if (memo_holds(m, ip, pg, key)) {
+				u32 nr = m->nr;
 
 				/* room: what both arrays hold past k, known
-				 * without a call: put_frames()' reserve,
-				 * and MEMO_COPY entries at least. A call
+				 * without a call (reserve_frames()). A call
 				 * below may move the arrays: it sets room to
 				 * 0, and the pointers are taken again here. */
-				if (k + nr + MEMO_COPY + 2 > room) {
-					if (ensure_mem((void **)&c->stack, &c->cap_stack,
-						       sizeof(*c->stack), k + nr + MEMO_COPY + 2) ||
-					    ensure_mem((void **)&c->sflags, &c->cap_sflags, 1,
-						       k + nr + MEMO_COPY + 2)) {
+				if (frames_need(k, nr) > room) {
+					if (reserve_frames(c, k, nr)) {
 						err = -ENOMEM;
 						break;
 					}
@@ -990,21 +1009,7 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 					fids = c->fids;
 					ffl = c->fflags;
 				}
-				fi = fids + m->first;
-				ff = ffl + m->first;
-				/* An address and its inlined callers: most
-				 * are MEMO_COPY frames or fewer, copied as a
-				 * block (what lies past them is overwritten
-				 * or past the stack's end). */
-				if (nr <= MEMO_COPY) {
-					memcpy(st + k, fi, MEMO_COPY * sizeof(*st));
-					memcpy(sf + k, ff, MEMO_COPY);
-				} else {
-					for (j = 0; j < nr; j++) {
-						st[k + j] = fi[j];
-						sf[k + j] = ff[j];
-					}
-				}
+				copy_frames(st + k, sf + k, fids + m->first, ffl + m->first, nr);
 				k += nr;
 				hits += nr;
 			} else {
@@ -1212,17 +1217,16 @@ static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 samp
 	struct sym_frame frames[SYM_MAX_FRAMES];
 	struct stk_cache_ent *e;
 	struct unw_code code;
-	bool hit;
-	struct stk_memo *m = memo_slot(c, ip, gen, key, &hit);
-	u64 b, h;
+	u64 pg = memo_pg(c->pid, gen), b, h;
+	struct stk_memo *m = &c->memo[memo_idx(ip, pg)];
 	int n;
 
-	if (hit)
+	if (memo_holds(m, ip, pg, key))
 		return 0;
 	find_code(c, ip - is_return, &code);
 	if (code.kind != UNW_CODE_DSO)
 		return 0;
-	*m = (struct stk_memo){ ip, memo_pg(c->pid, gen), 0, 0, key };
+	*m = (struct stk_memo){ ip, pg, 0, 0, key };
 	b = ((code.file_off + is_return) << 1) | is_return;
 	if (!(e = cache_probe(c, (u64)(uintptr_t)code.dso, b, FK_DSO, &h)))
 		return -ENOMEM;

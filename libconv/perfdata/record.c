@@ -174,7 +174,7 @@ void rec_chain_hash(const u8 *cc, u64 nr, u64 *h1, u64 *h2)
  * by one. */
 static s64 last_marker(const u8 *cc, u64 n)
 {
-	static const u64 ctx_max = (u64)-4095;
+	const u64 ctx_max = PERF_CONTEXT_MAX;
 
 	while (n >= 4) {
 		u64 a = get_u64(cc + (n - 1) * 8), b = get_u64(cc + (n - 2) * 8);
