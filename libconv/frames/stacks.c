@@ -702,15 +702,16 @@ static inline int reserve_frames(struct stk_ctx *c, size_t n, u32 nr)
 }
 
 /* @nr frames (ids @fi, flags @ff) to @to and @tf: an address and its
- * inlined callers, mostly MEMO_COPY or fewer, copied as one block (what
- * lies past them is overwritten or past the stack's end; add_id() keeps
- * the source's room), a loop otherwise (issue 16). */
+ * inlined callers, mostly 1 to MEMO_COPY, copied as one block (what lies
+ * past them is overwritten or past the stack's end; add_id() keeps the
+ * source's room past its last frame, so the block must start at one: an
+ * entry of no frames copies nothing), a loop otherwise (issue 16). */
 static inline __attribute__((always_inline)) void
 copy_frames(u32 *to, u8 *tf, const u32 *fi, const u8 *ff, u32 nr)
 {
 	u32 j;
 
-	if (nr <= MEMO_COPY) {
+	if (nr - 1u < MEMO_COPY) { /* 1 <= nr <= MEMO_COPY */
 		memcpy(to, fi, MEMO_COPY * sizeof(*to));
 		memcpy(tf, ff, MEMO_COPY);
 	} else {
