@@ -238,15 +238,18 @@ ubsan:
 	$(Q)$(MAKE) --no-print-directory O=build-ubsan \
 		CFLAGS="-O1 -g -fsanitize=undefined -fno-sanitize-recover=all" check
 
-# -j N's worker threads, the namer and the reader's warming thread under
-# ThreadSanitizer (docs/design.md §6.4, §6.19, §6.21): the e2e tests that
+# -j N's worker threads, the namer, the reader's warming thread and the
+# folder's sorting thread under ThreadSanitizer (docs/design.md §6.4, §6.19,
+# §6.21, §6.23): the e2e tests that
 # split conversions over 2, 3 and 5 threads and that name frames ahead, the
-# names log's unit test and the warmer's (its callchain digests).
+# names log's unit test, the warmer's (its callchain digests) and the folder's
+# (its stacks sorted ahead).
 tsan:
 	$(Q)$(MAKE) --no-print-directory O=build-tsan CFLAGS="-O1 -g -fsanitize=thread" all \
-		build-tsan/tests/test_namer build-tsan/tests/test_warm
+		build-tsan/tests/test_namer build-tsan/tests/test_warm build-tsan/tests/test_fold
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_namer
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_warm
+	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_fold
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-jobs
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-namer
 

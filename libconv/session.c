@@ -2062,6 +2062,10 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 			OPTS_GET(opts, event, ""));
 		return -PERFSPY_E_NO_EVENT;
 	}
+	/* The writers' order, sorted as the stacks come (docs/design.md
+	 * §6.23). */
+	if (folder && (err = fold_sort_ahead(folder)))
+		return err;
 	jobs = OPTS_GET(opts, jobs, 0);
 	ahead = OPTS_GET(opts, name_ahead, PERFSPY_NAME_AHEAD_AUTO);
 	if (jobs > 1 && can_split(s))

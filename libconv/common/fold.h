@@ -58,6 +58,14 @@ void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids);
  * new array the caller frees. 0 or -ENOMEM. */
 int fold_sorted(const struct perfspy_folder *f, u32 **out);
 
+/* Sort the stacks on a thread of their own as they are added, a batch
+ * at a time, for fold_sorted() to merge (fold.c, docs/design.md §6.23);
+ * with one CPU, nothing. 0 or -ENOMEM. */
+int fold_sort_ahead(struct perfspy_folder *f);
+/* For tests: the runs sorted ahead that fold_sorted() took as they were,
+ * and those it sorted again (a count read, or the thread failed). */
+void fold_sort_ahead_stats(const struct perfspy_folder *f, size_t *taken, size_t *again);
+
 /* Move every stack of @src into @dst, leaving @src without stacks (its
  * frame names stay); *@map (caller frees) gets each @src frame id's id
  * in @dst. 0 or -ENOMEM (then @src may have lost stacks already moved). */

@@ -72,6 +72,91 @@ static void test_order_random(unsigned seed, bool spine, int stacks)
 	perfspy_folder__free(f);
 }
 
+/* Sorting ahead (fold.c fold_sort_ahead(), docs/design.md §6.23): the
+ * same bytes as a folder that sorts at the end, for stacks added before
+ * it began, several batches, a write between adds (the thread stops and
+ * starts again), and counts that grow after their batch went where the
+ * order reads them: "foo" ending a stack against "foo 1..." going on
+ * sorts by the count's digits, so a run made with the old count is out
+ * of order and must be sorted again. */
+static void add_both(struct perfspy_folder *a, struct perfspy_folder *b,
+		     const char *const *st, size_t n, uint64_t w)
+{
+	T_EQ_INT(perfspy_folder__add(a, st, n, w), 0);
+	T_EQ_INT(perfspy_folder__add(b, st, n, w), 0);
+}
+
+static void add_random(struct perfspy_folder *a, struct perfspy_folder *b, int stacks,
+		       bool digits)
+{
+	/* With @digits, names that are others followed by a space and a
+	 * digit ("foo 1" after "foo"), whose order reads the count. */
+	static const char *const names[] = {
+		"foo", "foo z", "foo (a.c:1)", "foo!", "fo", "f", "foo:", "bar",
+		"\xc3\xa9", "a", "a b", "a!", "foo 1", "foo 12", "a 9",
+	};
+	size_t nn = ARRAY_SIZE(names) - (digits ? 0 : 3);
+	int k;
+
+	for (k = 0; k < stacks; k++) {
+		const char *st[66];
+		size_t p = (size_t)rand() % 61;
+		size_t d = p + (size_t)rand() % 6 + (p ? 0 : 1), j;
+
+		for (j = 0; j < p; j++)
+			st[j] = names[j % 3 ? 0 : 2];
+		for (; j < d; j++)
+			st[j] = names[(size_t)rand() % nn];
+		add_both(a, b, st, d, 1 + (uint64_t)(rand() % 20));
+	}
+}
+
+static void test_sort_ahead(void)
+{
+	const char *ends[] = { "root", "foo" };       /* ends with "foo" */
+	const char *goes[] = { "root", "foo 1", "x" }; /* "foo 1;" goes on */
+	struct perfspy_folder *a, *b;
+	size_t taken, again;
+	char *oa, *ob;
+	int i;
+
+	T_EQ_INT(perfspy_folder__new(&a), 0);
+	T_EQ_INT(perfspy_folder__new(&b), 0);
+	srand(23);
+	add_random(a, b, 1000, true); /* before the sorting ahead began */
+	T_EQ_INT(fold_sort_ahead(b), 0);
+	/* " 3\n" sorts after " 1;": the run puts "foo" after "foo 1". */
+	add_both(a, b, ends, 2, 3);
+	add_both(a, b, goes, 3, 1);
+	add_random(a, b, 20000, false);
+	/* Now " 12\n" sorts before " 1;x": the run is out of order. */
+	add_both(a, b, ends, 2, 9);
+	oa = write_str(a);
+	ob = write_str(b);
+	T_EQ_STR(ob, oa);
+	fold_sort_ahead_stats(b, &taken, &again);
+	if (online_cpus() >= 2) {
+		T(taken >= 2); /* several runs came from the thread */
+		T(again >= 1); /* and the one that read a count did not */
+	}
+	free(oa);
+	free(ob);
+	/* More after a write: the thread starts again. */
+	for (i = 0; i < 3; i++) {
+		add_random(a, b, 9000, i == 1);
+		oa = write_str(a);
+		ob = write_str(b);
+		T_EQ_STR(ob, oa);
+		free(oa);
+		free(ob);
+	}
+	fold_sort_ahead_stats(b, &taken, &again);
+	if (online_cpus() >= 2)
+		T(taken >= 6);
+	perfspy_folder__free(a);
+	perfspy_folder__free(b);
+}
+
 int main(void)
 {
 	const char *a[] = { "main (a.c:3)", "work (a.c:9)" };
@@ -125,6 +210,7 @@ int main(void)
 	test_order_random(13, true, 60000);
 	test_order_random(17, false, 60000);
 	test_order_random(12, true, 3000);
+	test_sort_ahead();
 	/* A folder holding only the empty stack (py-spy's " 7" line). */
 	T_EQ_INT(perfspy_folder__new(&f), 0);
 	T_EQ_INT(perfspy_folder__add(f, NULL, 0, 7), 0);
