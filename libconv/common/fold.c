@@ -627,8 +627,8 @@ struct presort_batch {
 	u32 *nlens;			/* [names_from, names_to) */
 	size_t names_from, names_to;
 	u32 *idx, *h;			/* the run: indices and shared items */
-	bool done;			/* (atomic) the thread is done with it */
-	bool ok;			/* a run, and no count decided it */
+	bool ok;			/* a run, and no count decided it (read
+					 * after the thread is joined) */
 };
 
 struct fold_presort {
@@ -646,7 +646,7 @@ struct fold_presort {
 	/* The thread's own: the names, the scratch. */
 	const char **strs;
 	u32 *lens;
-	size_t nr_names, cap_strs, cap_lens;
+	size_t cap_strs, cap_lens;
 	u32 *scratch;
 	size_t cap_scratch;
 };
@@ -680,7 +680,6 @@ static bool presort_batch(struct fold_presort *ps, struct presort_batch *b)
 		memcpy(ps->strs + b->names_from, b->nstrs, add * sizeof(*ps->strs));
 		memcpy(ps->lens + b->names_from, b->nlens, add * sizeof(*ps->lens));
 	}
-	ps->nr_names = b->names_to;
 	fv = (struct fold_view){ ps->strs, ps->lens, b->snap, false };
 	for (k = 0; k < b->n; k++)
 		b->idx[k] = (u32)k;
@@ -717,7 +716,6 @@ static void *presort_main(void *arg)
 		b->snap = NULL;
 		b->nstrs = NULL;
 		b->nlens = NULL;
-		__atomic_store_n(&b->done, true, __ATOMIC_RELEASE);
 	}
 }
 
@@ -890,12 +888,23 @@ static void merge_top(struct fold_view *fv, u32 *v, u32 *h, u32 *tv, u32 *th,
  * runs merged pairwise, neighbours first. Returns false, having done
  * nothing, when there are no runs to take.
  */
+/* Stacks [@from, @to) sorted into v and h at the same places. */
+static void sort_stretch(struct fold_view *fv, u32 *v, u32 *h, u32 *tv, u32 *th,
+			 size_t from, size_t to)
+{
+	size_t k;
+
+	for (k = from; k < to; k++)
+		v[k] = (u32)k;
+	sort_idx(fv, v + from, h + from, tv, th, to - from);
+}
+
 static bool sort_with_runs(const struct perfspy_folder *f, u32 *v, u32 *h, u32 *tv,
 			   u32 *th, size_t n)
 {
 	struct fold_presort *ps = f->ps;
 	struct fold_view fv = fold_view_of(f);
-	size_t *bound, nb = 0, i, k, pos = 0;
+	size_t *bound, nb = 0, i, pos = 0;
 
 	if (!ps)
 		return false;
@@ -913,22 +922,18 @@ static bool sort_with_runs(const struct perfspy_folder *f, u32 *v, u32 *h, u32 *
 
 		if (pos < end) {
 			bound[nb++] = pos;
-			for (k = pos; k < end; k++)
-				v[k] = (u32)k;
-			sort_idx(&fv, v + pos, h + pos, tv, th, end - pos);
+			sort_stretch(&fv, v, h, tv, th, pos, end);
 		}
 		if (!b)
 			break;
 		bound[nb++] = b->base;
-		if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->ok) {
+		if (b->ok) { /* the thread is joined: presort_stop() */
 			memcpy(v + b->base, b->idx, b->n * sizeof(*v));
 			memcpy(h + b->base, b->h, b->n * sizeof(*h));
 			ps->runs_taken++;
 		} else {
 			ps->runs_again++;
-			for (k = 0; k < b->n; k++)
-				v[b->base + k] = (u32)(b->base + k);
-			sort_idx(&fv, v + b->base, h + b->base, tv, th, b->n);
+			sort_stretch(&fv, v, h, tv, th, b->base, b->base + b->n);
 		}
 		pos = b->base + b->n;
 	}
