@@ -1526,8 +1526,11 @@ static bool user_dso_hit(const struct rd_build_id *b)
  * header entry (mach_add_build_id()), so that one is queued. The queue
  * runs from the header's end: the header lists DSOs about in the order
  * the pass first needs them, and the pass opens the first ones itself
- * before a thread could (dso_ahead.c).
+ * before a thread could (dso_ahead.c). The namer's pass starts at the
+ * front all the same, up to AHEAD_FRONT DSOs (§6.24).
  */
+#define AHEAD_FRONT 4
+
 static int open_ahead(struct perfspy_session *s)
 {
 	const struct perfspy_convert_opts *o = s->copts;
@@ -1562,7 +1565,7 @@ static int open_ahead(struct perfspy_session *s)
 				.no_dwarf = py_is_interpreter_dso(b->filename) };
 	}
 	if (!err)
-		err = sym_open_ahead(s->sym, v, n);
+		err = sym_open_ahead(s->sym, v, n, s->namer_w ? AHEAD_FRONT : 0);
 	strset_free(&names);
 	free(v);
 	return err;

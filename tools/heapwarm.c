@@ -143,12 +143,35 @@ static void heap_thp_reserve(size_t hp)
 static struct {
 	pthread_t th;
 	bool running;
-	bool stop; /* (atomic) */
+	bool stop; /* (atomic; set under lock) */
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* heapwarm_stop() to the thread's nap */
 	size_t hp; /* heap_thp_reserve(hp) once the heap grew @after; 0 done */
 	uintptr_t base; /* the break when the commands started */
 	uintptr_t after; /* (atomic: cli_heapwarm_big() sets it to 0) */
 	bool after_set;	 /* by PERFSPY_THP_AFTER */
 } hw;
+
+/*
+ * Sleep @ns, or until heapwarm_stop(): the exit joins this thread, and
+ * a nanosleep() there held every conversion's exit up to 2 ms (1.0 ms
+ * on average, docs/design.md §6.24).
+ */
+static void nap_for(long ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += ns;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&hw.lock);
+	while (!hw.stop && pthread_cond_timedwait(&hw.wake, &hw.lock, &ts) == 0)
+		;
+	pthread_mutex_unlock(&hw.lock);
+}
 
 static void *heapwarm_main(void *arg)
 {
@@ -172,12 +195,10 @@ static void *heapwarm_main(void *arg)
 			continue;
 		}
 		if (brk <= done) {
-			struct timespec ts = { 0, nap };
-
 			/* 0.1 ms after growth, up to 2 ms while the heap
 			 * stays put: a steady conversion grows it rarely,
 			 * and each wake-up costs a context switch. */
-			nanosleep(&ts, NULL);
+			nap_for(nap);
 			if (nap < 2000 * 1000)
 				nap *= 2;
 			continue;
@@ -196,6 +217,24 @@ static void *heapwarm_main(void *arg)
 	return NULL;
 }
 
+/* The nap's lock and condition, on CLOCK_MONOTONIC; false if none. */
+static bool wake_init(void)
+{
+	pthread_condattr_t ca;
+	bool ok;
+
+	if (pthread_condattr_init(&ca))
+		return false;
+	ok = !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) &&
+	     !pthread_cond_init(&hw.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ok && pthread_mutex_init(&hw.lock, NULL)) {
+		pthread_cond_destroy(&hw.wake);
+		ok = false;
+	}
+	return ok;
+}
+
 /* PERFSPY_HEAPWARM=0 or PERFSPY_THP=0: that part off (to measure it). */
 static bool env_off(const char *name)
 {
@@ -209,7 +248,10 @@ static void heapwarm_stop(void)
 {
 	if (!hw.running)
 		return;
+	pthread_mutex_lock(&hw.lock);
 	__atomic_store_n(&hw.stop, true, __ATOMIC_RELAXED);
+	pthread_cond_signal(&hw.wake);
+	pthread_mutex_unlock(&hw.lock);
 	pthread_join(hw.th, NULL);
 	hw.running = false;
 }
@@ -268,8 +310,13 @@ void cli_heapwarm_start(void)
 			heap_thp_reserve(hp);
 		return;
 	}
-	if (pthread_create(&hw.th, NULL, heapwarm_main, NULL))
+	if (!wake_init())
 		return;
+	if (pthread_create(&hw.th, NULL, heapwarm_main, NULL)) {
+		pthread_cond_destroy(&hw.wake);
+		pthread_mutex_destroy(&hw.lock);
+		return;
+	}
 	hw.running = true;
 	atexit(heapwarm_stop);
 #endif

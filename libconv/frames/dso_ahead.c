@@ -83,6 +83,30 @@ static void open_one(struct sym_ahead *a, struct sym_dso *d)
 	pthread_mutex_unlock(&a->mu);
 }
 
+/* Opens q[@i] unless another thread took it; true if this one did. */
+static bool take_one(struct sym_ahead *a, size_t i)
+{
+	struct sym_dso *d = a->q[i];
+	int queued = AHEAD_QUEUED;
+
+	if (!__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	open_one(a, d);
+	a->order[a->norder++] = d;
+	return true;
+}
+
+/* The bytes of debug sections @d's open inflated. */
+static size_t inflated(const struct sym_dso *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->nzbufs; i++)
+		n += d->zbufs[i].n;
+	return n;
+}
+
 /*
  * The queue in its order (the session's: the header's from its end).
  * The header lists DSOs about in the order the recording first mapped
@@ -92,24 +116,40 @@ static void open_one(struct sym_ahead *a, struct sym_dso *d)
  * DWARF on the build recording) while the converting thread waited for
  * it, 19 ms; from the back, each side opens what it reaches first and
  * neither waits.
+ *
+ * A thread that opens for the namer (a->front, docs/design.md §6.24)
+ * starts at the front all the same, up to a->front DSOs and through
+ * the first whose debug sections are big (libc's 8.6 MB): the namer
+ * reaches a DSO only when a sample needs it, and the one deflate stream
+ * of libc's .debug_info (20 ms here) is the long pole of the start.
+ * Begun as soon as the header is read, it ends that much earlier.
  */
 static void *ahead_main(void *arg)
 {
 	struct sym_ahead *a = arg;
 	size_t i;
 
-	for (i = 0; i < a->n && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED); i++) {
-		struct sym_dso *d = a->q[i];
-		int queued = AHEAD_QUEUED;
-
-		if (__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			open_one(a, d);
-	}
+	for (i = a->n; i-- > 0 && a->n - i <= a->front &&
+		       !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);)
+		if (take_one(a, i) && inflated(a->q[i]) >= AHEAD_BIG)
+			break;
+	for (i = 0; i < a->n && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED); i++)
+		take_one(a, i);
 	return NULL;
 }
 
-int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n)
+size_t sym_ahead_order(const struct sym_ctx *ctx, const char **names, size_t max)
+{
+	const struct sym_ahead *a = ctx->ahead;
+	size_t i;
+
+	for (i = 0; a && i < a->norder && i < max; i++)
+		names[i] = a->order[i]->name;
+	return i;
+}
+
+int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n,
+		   size_t front)
 {
 	struct sym_ahead *a;
 	size_t i, k = 0;
@@ -118,10 +158,14 @@ int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n)
 	if (ctx->ahead || !n)
 		return 0;
 	a = calloc(1, sizeof(*a));
-	if (!a || !(a->q = calloc(n, sizeof(*a->q)))) {
+	if (!a || !(a->q = calloc(n, sizeof(*a->q))) ||
+	    !(a->order = calloc(n, sizeof(*a->order)))) {
+		if (a)
+			free(a->q);
 		free(a);
 		return -ENOMEM;
 	}
+	a->front = front;
 	for (i = 0; i < n && !err; i++) {
 		struct sym_dso *d;
 

@@ -187,6 +187,7 @@ void sym_ahead_stop(struct sym_ctx *ctx)
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
 	free(a->q);
+	free(a->order);
 	free(a);
 	ctx->ahead = NULL;
 }

@@ -69,11 +69,14 @@ int sym_dso_get(struct sym_ctx *ctx, const char *filename,
 /*
  * Open the DSOs @v[0..@n) (from a recording's header list: the files
  * its samples hit), in that order, on a thread of their own while the
- * caller goes on (dso_ahead.c, docs/design.md §6.14). Each is made as sym_dso_get()
- * would make it, but counted and listed only once sym_dso_get() names
- * it; whichever thread opens a DSO, its messages and counters come when
- * it is first used, as if opened then. Once per ctx; stopped by
- * sym_ctx_free(). 0 (also when no thread could be had) or -ENOMEM.
+ * caller goes on (dso_ahead.c, docs/design.md §6.14). With @front, up
+ * to @front DSOs from @v's end come first, through the first whose open
+ * inflates AHEAD_BIG bytes of debug sections (§6.24). Each is made as
+ * sym_dso_get() would make it, but counted and listed only once
+ * sym_dso_get() names it; whichever thread opens a DSO, its messages and
+ * counters come when it is first used, as if opened then. Once per ctx;
+ * stopped by sym_ctx_free(). 0 (also when no thread could be had) or
+ * -ENOMEM.
  */
 struct sym_ahead_dso {
 	const char *name;
@@ -81,9 +84,13 @@ struct sym_ahead_dso {
 	size_t bid_size;
 	bool no_dwarf; /* sym_dso_set_no_dwarf() */
 };
-int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n);
+int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n,
+		   size_t front);
 /* Wait until that thread has opened every DSO still queued (tests). */
 void sym_ahead_drain(struct sym_ctx *ctx);
+/* After sym_ahead_drain(): the names of the DSOs the thread opened, in
+ * its order, up to @max of them into @names; how many (tests). */
+size_t sym_ahead_order(const struct sym_ctx *ctx, const char **names, size_t max);
 
 /* Set/replace the recorded build id of a DSO (BUILD_ID feature may come
  * after the MMAP that created it). Ignored once the DSO was opened. */

@@ -217,10 +217,17 @@ struct sym_ahead {
 	bool debuginfod;   /* the session asks servers: sym_debuginfod_wanted() */
 	struct sym_dso **q;
 	size_t n;
+	size_t front;	      /* sym_open_ahead()'s @front */
+	struct sym_dso **order; /* what the thread opened, in its order */
+	size_t norder;
 	struct sym_ctx own; /* the thread's: options, log, counters */
 	struct log_sink log;
 	struct sym_dso *cur; /* whose messages the log keeps */
 };
+
+/* A DSO whose open inflates this many bytes of debug sections or more
+ * ends the thread's start at the header's front (dso_ahead.c). */
+#define AHEAD_BIG ((size_t)4 << 20)
 
 /* symbols.c: stop and join the thread, free it (sym_ctx_free()). */
 void sym_ahead_stop(struct sym_ctx *ctx);

@@ -953,7 +953,7 @@ struct ahead_run {
 };
 
 static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
-		       bool ahead, bool drain, struct ahead_run *r)
+		       bool ahead, bool drain, size_t front, struct ahead_run *r)
 {
 	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir, .log = NULL,
 				 .no_debuginfod = true };
@@ -968,7 +968,7 @@ static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
 	opts.log = &sink;
 	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
 	if (ahead) {
-		T_EQ_INT(sym_open_ahead(ctx, v, n), 0);
+		T_EQ_INT(sym_open_ahead(ctx, v, n, front), 0);
 		/* Made for the thread, not named yet: not listed. */
 		T_EQ_INT(sym_dso_list(ctx, &list, &r->listed_before), 0);
 		if (drain)
@@ -994,6 +994,55 @@ static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
 	sym_ctx_free(ctx);
 }
 
+/* The names sym_ahead_order() gives after a drain, joined by ','. */
+static void order_of(const struct sym_ahead_dso *v, size_t n, size_t front, char *out,
+		     size_t size)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir, .no_debuginfod = true };
+	const char *names[8];
+	struct sym_ctx *ctx;
+	size_t i, k, pos = 0;
+
+	out[0] = '\0';
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	T_EQ_INT(sym_open_ahead(ctx, v, n, front), 0);
+	sym_ahead_drain(ctx);
+	k = sym_ahead_order(ctx, names, 8);
+	for (i = 0; i < k; i++)
+		pos += (size_t)snprintf(out + pos, size - pos, "%s%s", i ? "," : "",
+					strrchr(names[i], '/') + 1);
+	sym_ctx_free(ctx);
+}
+
+/*
+ * The thread's order (dso_ahead.c): from the list's start; with @front,
+ * up to that many from its end first, through the first DSO whose debug
+ * sections inflate to AHEAD_BIG or more (libc's, with libc6-dbg:
+ * @libc_dwarf), then the rest from the start.
+ */
+static void ahead_order(const struct sym_ahead_dso *v4, const char *libc, bool libc_dwarf)
+{
+	static const u8 other_bid[20] = { 0xfe, 0xed };
+	struct sym_ahead_dso v[4] = {
+		v4[1], { "/nonexistent/libother.so", other_bid, sizeof(other_bid), false },
+		v4[0], { "/nonexistent/libfront.so", other_bid, sizeof(other_bid), false } };
+	const char *lc = strrchr(libc, '/') + 1, *fx = strrchr(v4[1].name, '/') + 1;
+	char got[1024], want[1024];
+
+	order_of(v, 4, 0, got, sizeof(got));
+	snprintf(want, sizeof(want), "%s,libother.so,%s,libfront.so", fx, lc);
+	T_EQ_STR(got, want);
+	order_of(v, 4, 1, got, sizeof(got));
+	snprintf(want, sizeof(want), "libfront.so,%s,libother.so,%s", fx, lc);
+	T_EQ_STR(got, want);
+	order_of(v, 4, 4, got, sizeof(got));
+	if (libc_dwarf)
+		snprintf(want, sizeof(want), "libfront.so,%s,%s,libother.so", lc, fx);
+	else
+		snprintf(want, sizeof(want), "libfront.so,%s,libother.so,%s", lc, fx);
+	T_EQ_STR(got, want);
+}
+
 /*
  * Whichever thread opens a DSO, the conversion sees the same: the same
  * messages in the same order (said at first use), counters, frames and
@@ -1007,7 +1056,7 @@ static void test_ahead(void)
 	u8 bid[20];
 	char libc[512], wrong[1100];
 	struct sym_ahead_dso v[4];
-	struct ahead_run ref, run1, run2;
+	struct ahead_run ref, run1, run2, run3, run4;
 	struct fixture fx;
 	u64 offs[4];
 	void *qs = libc_qsort(libc);
@@ -1031,9 +1080,12 @@ static void test_ahead(void)
 	offs[1] = offs[2] = file_off(fx.so, fx.fns[1]);
 	offs[3] = 0x1000;
 
-	ahead_pass(v, 4, offs, false, false, &ref);
-	ahead_pass(v, 4, offs, true, true, &run1);
-	ahead_pass(v, 4, offs, true, false, &run2);
+	ahead_pass(v, 4, offs, false, false, 0, &ref);
+	ahead_pass(v, 4, offs, true, true, 0, &run1);
+	ahead_pass(v, 4, offs, true, false, 0, &run2);
+	/* The namer's order (the list's end first) changes none of it. */
+	ahead_pass(v, 4, offs, true, true, 4, &run3);
+	ahead_pass(v, 4, offs, true, false, 2, &run4);
 	/* The reference itself: all four said something, two were found,
 	 * one build was refused with a warning. */
 	T(strstr(ref.log.text, "build id differs") != NULL);
@@ -1058,6 +1110,16 @@ static void test_ahead(void)
 	T(!memcmp(&run2.st, &ref.st, sizeof(ref.st)));
 	T_EQ_INT(run1.listed, 4);
 	T_EQ_INT(run2.listed, 4);
+	T_EQ_INT(run3.st.dsos_ahead, 4);
+	T(run4.st.dsos_ahead <= 4);
+	T_EQ_STR(run3.log.text, ref.log.text);
+	T_EQ_STR(run4.log.text, ref.log.text);
+	T_EQ_STR(run3.frames, ref.frames);
+	T_EQ_STR(run4.frames, ref.frames);
+	run3.st.dsos_ahead = run4.st.dsos_ahead = 0;
+	T(!memcmp(&run3.st, &ref.st, sizeof(ref.st)));
+	T(!memcmp(&run4.st, &ref.st, sizeof(ref.st)));
+	ahead_order(v, libc, strstr(ref.frames, "qsort:?:") == NULL);
 	dlclose(fx.h);
 }
 
