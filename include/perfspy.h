@@ -275,14 +275,27 @@ struct perfspy_convert_opts {
 	 * or more with more than one CPU to run on (online, and in the
 	 * process's affinity mask). */
 	int name_ahead;
+	/* issue 16 (docs/design.md §6.25): with @jobs 0 or 1, a
+	 * frame-pointer recording read in place may have its stacks built
+	 * and folded on a second thread, fed by the session that reads the
+	 * records and probes the callchain cache; the folder and the output
+	 * are the same either way. enum perfspy_build_behind: AUTO (0)
+	 * does it where @name_ahead's AUTO would name ahead. */
+	int build_behind;
 	size_t : 0;
 };
-#define perfspy_convert_opts__last_field name_ahead
+#define perfspy_convert_opts__last_field build_behind
 
 enum perfspy_name_ahead {
 	PERFSPY_NAME_AHEAD_AUTO = 0,
 	PERFSPY_NAME_AHEAD_NEVER = 1,
 	PERFSPY_NAME_AHEAD_ALWAYS = 2,
+};
+
+enum perfspy_build_behind {
+	PERFSPY_BUILD_BEHIND_AUTO = 0,
+	PERFSPY_BUILD_BEHIND_NEVER = 1,
+	PERFSPY_BUILD_BEHIND_ALWAYS = 2,
 };
 
 /*

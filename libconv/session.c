@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,6 +141,17 @@ struct perfspy_session {
 	u64 *load;
 	u32 job, nr_jobs;
 	int *stop;
+	/* Stacks built behind the reading session (docs/design.md §6.25):
+	 * on the session that reads, the builder it feeds and the input
+	 * its messages may still point at (feed_floor); on the builder,
+	 * the token of the sample it builds and each token's stack. */
+	struct feed *feed;
+	u64 feed_floor;
+	bool noted; /* pass_notes() done (convert_behind()) */
+	bool builder;
+	u32 build_token;
+	u32 *tok_stack;
+	size_t cap_tok;
 	u64 *keep_at; /* per session: input still needed from here (split_keep) */
 	u32 nr_keep;  /* keep_at's sessions */
 	/* Names read ahead (docs/design.md §6.19): the log this session
@@ -546,6 +558,40 @@ static int build_stack(struct perfspy_session *s, const struct rd_evsel *ev,
 	return 0;
 }
 
+/* The builder's fold (docs/design.md §6.25): the reading session
+ * probed the callchain cache and sent this sample because it missed (or
+ * was not cached, NO_TOKEN); its stack is built and folded here, and
+ * kept under the token for the samples that hit it later. */
+#define NO_TOKEN UINT32_MAX
+
+static int build_sample(struct perfspy_session *s, const struct rd_evsel *ev,
+			const struct rec_sample *smp, struct mach_thread *t, u64 weight)
+{
+	size_t n;
+	u32 idx;
+	int err = build_stack(s, ev, smp, t, &n);
+
+	if (!err)
+		err = fold_add_ids_idx(s->folder, s->stk.stack, (u32)n, weight, &idx);
+	if (err || s->build_token == NO_TOKEN)
+		return err;
+	if (s->build_token >= s->cap_tok) {
+		size_t cap = s->cap_tok ? s->cap_tok * 2 : 4096, i;
+		u32 *v;
+
+		while (cap <= s->build_token)
+			cap *= 2;
+		if (!(v = realloc(s->tok_stack, cap * sizeof(*v))))
+			return -ENOMEM;
+		for (i = s->cap_tok; i < cap; i++)
+			v[i] = NO_TOKEN;
+		s->tok_stack = v;
+		s->cap_tok = cap;
+	}
+	s->tok_stack[s->build_token] = idx;
+	return 0;
+}
+
 static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		       const struct rec_sample *smp, struct mach_thread *t, u64 weight)
 {
@@ -590,6 +636,146 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 					smp->tid, ce->stack);
 	}
 	return err;
+}
+
+/* ------------------------------------------- stacks built behind */
+
+static inline void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/*
+ * The feed from the reading session to the builder (docs/design.md
+ * §6.25): one message per record the builder must see, in the order the
+ * reading session delivers them. Side-band records go as they are (the
+ * builder keeps its own machine model); a sample goes as the callchain
+ * cache left it: a hit names the token of the stack to add to, a miss
+ * the record to build and the token to keep its stack under. Records are
+ * read where they lie in the mapped file (can_build_behind()), so a
+ * message points at them; @floor is the input the builder may still
+ * read from there on (feed_floor, for split_keep()).
+ *
+ * A sample changes the machine model too: its thread is made on first
+ * sight, and a tid seen in another process loses its name
+ * (mach_thread()). So every sample the reading session parsed reaches
+ * the builder: a hit, and a sample it does not fold (another event, a
+ * filter: FEED_SEEN), with their pid and tid for that step. Without it
+ * a --threads root read "thread (0): swapper" where one pass reads
+ * "thread (0)" (a recording with six events, perf_data_converter's
+ * systemwide.5-3.4).
+ */
+enum { FEED_RECORD, FEED_SAMPLE, FEED_HIT, FEED_SEEN };
+
+struct feed_msg {
+	const struct perf_event_header *hdr;
+	u64 off, floor, weight, sample;
+	u32 token;
+	u32 kind;
+	s32 pid, tid;
+};
+
+/* 64K messages (2.5 MB): the reader runs far enough ahead that neither
+ * side waits on the other's bursts. Each side publishes its position
+ * every FEED_BATCH messages, not every one: the two counters' cache
+ * lines bounced between the CPUs at every message. */
+#define FEED_RING (1u << 16)
+#define FEED_BATCH 32u
+#define FEED_SPINS 256u
+
+struct feed {
+	struct feed_msg *ring;
+	u64 head __attribute__((aligned(64)));  /* taken (atomic, builder's) */
+	u64 tail __attribute__((aligned(64)));  /* published (atomic, reader's) */
+	u64 ltail __attribute__((aligned(64))); /* put, not all published */
+	u64 lhead; /* the reader's last look at head */
+	bool done; /* (atomic) no more messages */
+	u32 tokens;
+	u64 nr_kind[4]; /* messages put, by kind (for -v -v) */
+	u64 *keep_at; /* the builder's slot of split_keep() */
+	struct perfspy_session *b;
+	int err;
+};
+
+static void feed_publish(struct feed *f)
+{
+	__atomic_store_n(&f->tail, f->ltail, __ATOMIC_RELEASE);
+}
+
+/* One message more; waits while the ring is full (the builder is behind). */
+static void feed_put(struct feed *f, const struct feed_msg *m)
+{
+	unsigned spins = 0;
+
+	while (f->ltail - f->lhead >= FEED_RING) {
+		feed_publish(f);
+		f->lhead = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE);
+		if (f->ltail - f->lhead < FEED_RING)
+			break;
+		if (++spins > FEED_SPINS)
+			sched_yield();
+		else
+			cpu_pause();
+	}
+	f->ring[f->ltail % FEED_RING] = *m;
+	f->nr_kind[m->kind]++;
+	if (++f->ltail % FEED_BATCH == 0)
+		feed_publish(f);
+}
+
+/* A side-band record (anything but a sample) for the builder's model. */
+static void feed_record(struct perfspy_session *s, const struct perf_event_header *h)
+{
+	struct feed_msg m = { .hdr = h, .off = s->cur_off, .floor = s->feed_floor,
+			      .kind = FEED_RECORD };
+
+	feed_put(s->feed, &m);
+}
+
+/* A sample parsed and not folded: its thread, for the builder's model. */
+static void feed_seen(struct perfspy_session *s, const struct rec_sample *smp)
+{
+	struct feed_msg m = { .off = s->cur_off, .floor = s->feed_floor, .kind = FEED_SEEN,
+			      .pid = (s32)smp->pid, .tid = (s32)smp->tid };
+
+	feed_put(s->feed, &m);
+}
+
+/* fold_sample() of the reading session: the callchain cache as there,
+ * and the stack for the builder to build or add to. */
+static int feed_sample(struct perfspy_session *s, const struct rec_sample *smp,
+		       struct mach_thread *t, u64 weight, const struct perf_event_header *h)
+{
+	struct feed_msg m = { .hdr = h, .off = s->cur_off, .floor = s->feed_floor,
+			      .weight = weight, .sample = s->nr_samples, .token = NO_TOKEN,
+			      .kind = FEED_SAMPLE, .pid = (s32)smp->pid, .tid = (s32)smp->tid };
+	struct chain_ent *ce;
+	u64 h1, h2;
+
+	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
+	    !smp->branch_nr && !chain_resting(s)) {
+		chain_key(s, smp, t, &h1, &h2);
+		ce = chain_slot(s, h1, h2);
+		if (!ce)
+			return -ENOMEM;
+		chain_count(s, htab_used(ce));
+		if (htab_used(ce)) {
+			m.kind = FEED_HIT;
+			m.token = ce->stack;
+		} else {
+			/* The entry holds the token, not a folder index: the
+			 * builder alone touches the folder. */
+			ce->h2 = (u32)h2;
+			ce->stack = m.token = s->feed->tokens++;
+			htab_claim(&s->chains, ce, h1);
+		}
+	}
+	feed_put(s->feed, &m);
+	return 0;
 }
 
 static bool event_matches(const char *name, const char *want)
@@ -1025,6 +1211,16 @@ static void note_missing(struct perfspy_session *s)
 			100.0 * (double)s->fp_stacks_bad / (double)s->fp_stacks);
 }
 
+/* After a pass: the threads in order, and what they lacked said. */
+static int pass_notes(struct perfspy_session *s)
+{
+	int err = mach_sorted_threads(&s->mach, &s->threads, &s->nr_threads);
+
+	if (!err)
+		note_missing(s);
+	return err;
+}
+
 /*
  * The recording's architecture picks the unwinder's registers, whatever
  * machine converts it (docs/arm64.md §1): HEADER_ARCH (a stream's arrives
@@ -1117,6 +1313,7 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	struct rec_sample smp;
 	u32 owner = 0, tid;
 	bool picked = false;
+	u64 weight;
 	int skip;
 
 	s->nr_samples++;
@@ -1166,7 +1363,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return -ENOMEM;
 	t->nr_samples++;
 	t->seen = true;
-	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size) && !s->namer_w)
+	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size) && !s->namer_w &&
+	    !s->builder)
 		fp_stat(s, &smp);
 	if (!s->folder) {
 		size_t n;
@@ -1178,6 +1376,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return idle_sample(s, ev, &smp, t, (int)rd_evsel_idx(&s->rd, ev));
 	if (!keep_sample(s, &smp, t, (int)rd_evsel_idx(&s->rd, ev))) {
 		s->stats.samples_filtered++;
+		if (s->feed)
+			feed_seen(s, &smp);
 		return 0;
 	}
 	s->stats.samples_kept++;
@@ -1185,9 +1385,12 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 		return 0;
 	if (s->namer_w)
 		return name_ahead(s, ev, &smp);
-	return fold_sample(s, ev, &smp, t,
-			   OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ?
-			   smp.period : 1);
+	weight = OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ? smp.period : 1;
+	if (s->feed)
+		return feed_sample(s, &smp, t, weight, h);
+	if (s->builder)
+		return build_sample(s, ev, &smp, t, weight);
+	return fold_sample(s, ev, &smp, t, weight);
 }
 
 /* ----------------------------------------------------------- records */
@@ -1221,6 +1424,8 @@ static int deliver(struct perfspy_session *s, const struct perf_event_header *h)
 	u64 lost;
 	int err = 0;
 
+	if (s->feed && hdr_type(h) != PERF_RECORD_SAMPLE)
+		feed_record(s, h);
 	switch (hdr_type(h)) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(s, h);
@@ -1389,9 +1594,12 @@ static void split_pace(struct perfspy_session *s, u64 keep)
 		return;
 	while (keep - split_slowest(s, keep) > SPLIT_AHEAD &&
 	       !(s->stop && __atomic_load_n(s->stop, __ATOMIC_RELAXED))) {
-		/* The reader of names it holds back must not wait for it. */
+		/* The reader of names it holds back must not wait for it,
+		 * nor the builder for messages not yet published. */
 		if (s->namer_w)
 			namer_pausing(s->namer, true);
+		if (s->feed)
+			feed_publish(s->feed);
 		nanosleep(&ts, NULL);
 	}
 	if (s->namer_w)
@@ -1428,6 +1636,9 @@ static int run_pass(struct perfspy_session *s)
 				break;
 			}
 			keep = keep < rec.offset ? keep : rec.offset;
+			/* Every record delivered from here on was queued now
+			 * or comes later in the file (§6.25). */
+			s->feed_floor = keep;
 			rd_release_before(&s->rd, split_keep(s, keep));
 			split_pace(s, keep);
 		}
@@ -1542,7 +1753,7 @@ static int open_ahead(struct perfspy_session *s)
 
 	/* A session taking its names from a log names nothing at first
 	 * (docs/design.md §6.19); its namer opens them ahead instead. */
-	if (!s->folder || s->rsym || (s->namer && !s->namer_w) || !s->rd.nr_build_ids ||
+	if (!s->folder || s->feed || s->rsym || (s->namer && !s->namer_w) || !s->rd.nr_build_ids ||
 	    OPTS_GET(o, pid, 0) || OPTS_GET(o, tid, 0) || OPTS_GET(o, comm, NULL) ||
 	    online_cpus() < 2)
 		return 0;
@@ -1565,7 +1776,7 @@ static int open_ahead(struct perfspy_session *s)
 				.no_dwarf = py_is_interpreter_dso(b->filename) };
 	}
 	if (!err)
-		err = sym_open_ahead(s->sym, v, n, s->namer_w ? AHEAD_FRONT : 0);
+		err = sym_open_ahead(s->sym, v, n, s->namer_w || s->builder ? AHEAD_FRONT : 0);
 	strset_free(&names);
 	free(v);
 	return err;
@@ -1668,6 +1879,7 @@ static void job_log(void *ctx, int level, const char *msg)
 struct log_tee {
 	struct log_sink out;
 	struct strset seen;
+	bool once; /* pass on only what was not said yet */
 };
 
 static void tee_log(void *ctx, int level, const char *msg)
@@ -1675,7 +1887,8 @@ static void tee_log(void *ctx, int level, const char *msg)
 	struct log_tee *t = ctx;
 	u32 id;
 
-	(void)strset_add(&t->seen, msg, strlen(msg), &id);
+	if (strset_add(&t->seen, msg, strlen(msg), &id) != 1 && t->once)
+		return;
 	if (t->out.fn)
 		t->out.fn(t->out.ctx, level, msg);
 }
@@ -1768,6 +1981,17 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
+/* The counts of frames another session built, added to @to. */
+static void add_frame_stats(struct perfspy_stats *to, const struct perfspy_stats *w)
+{
+	to->frames += w->frames;
+	to->frames_unknown += w->frames_unknown;
+	to->frames_no_map += w->frames_no_map;
+	to->stacks_truncated += w->stacks_truncated;
+	to->frames_python += w->frames_python;
+	to->frames_interpreter += w->frames_interpreter;
+}
+
 /* Add worker @j's stacks, frame tables and frame counts to @s's. */
 static int job_merge(struct perfspy_session *s, struct job *j)
 {
@@ -1780,12 +2004,7 @@ static int job_merge(struct perfspy_session *s, struct job *j)
 		return err;
 	err = stk_merge(&s->stk, &j->s->stk, map);
 	free(map);
-	s->stats.frames += w->frames;
-	s->stats.frames_unknown += w->frames_unknown;
-	s->stats.frames_no_map += w->frames_no_map;
-	s->stats.stacks_truncated += w->stacks_truncated;
-	s->stats.frames_python += w->frames_python;
-	s->stats.frames_interpreter += w->frames_interpreter;
+	add_frame_stats(&s->stats, w);
 	return err;
 }
 
@@ -1942,6 +2161,98 @@ static int convert_split(struct perfspy_session *s, u32 n)
 /* ------------------------------------------------ names read ahead */
 
 /*
+ * The builder's thread: its pass is the messages of the reading session,
+ * delivered in their order; it reads no records of its own. A failure
+ * stops its work (the reading session sees f->err at the end) but not
+ * its taking of messages, so the reading session never waits on it.
+ */
+static void *builder_main(void *arg)
+{
+	struct feed *f = arg;
+	struct perfspy_session *b = f->b;
+	u64 head = 0, tail = 0;
+	int err = pass_prepare(b);
+
+	for (;;) {
+		const struct feed_msg *m;
+		unsigned spins = 0;
+
+		while (head == tail) {
+			__atomic_store_n(&f->head, head, __ATOMIC_RELEASE);
+			tail = __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE);
+			if (head != tail)
+				break;
+			if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE)) {
+				tail = __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE);
+				if (head == tail)
+					goto out;
+			} else if (++spins > FEED_SPINS) {
+				sched_yield();
+			} else {
+				cpu_pause();
+			}
+		}
+		m = &f->ring[head % FEED_RING];
+		if (!err) {
+			b->cur_off = m->off;
+			if (m->kind == FEED_HIT || m->kind == FEED_SEEN) {
+				/* What on_sample() does to the model. */
+				struct mach_thread *t = mach_thread(&b->mach, m->pid, m->tid);
+
+				if (!t) {
+					err = -ENOMEM;
+				} else {
+					t->nr_samples++;
+					t->seen = true;
+				}
+				/* A token is built before its first hit; one
+				 * that was not means the sessions disagree. */
+				if (t && m->kind == FEED_HIT && m->token < b->cap_tok &&
+				    b->tok_stack[m->token] != NO_TOKEN)
+					fold_add_to(b->folder, b->tok_stack[m->token], m->weight);
+				else if (t && m->kind == FEED_HIT)
+					err = -EPROTO;
+			} else if (m->kind == FEED_SAMPLE) {
+				/* The reading session's count, which the
+				 * names log is keyed by (§6.19). */
+				b->nr_samples = m->sample - 1;
+				b->build_token = m->token;
+				err = on_sample(b, m->hdr);
+			} else {
+				err = deliver(b, m->hdr);
+			}
+		}
+		if (++head % FEED_BATCH == 0) {
+			__atomic_store_n(&f->head, head, __ATOMIC_RELEASE);
+			__atomic_store_n(f->keep_at, m->floor, __ATOMIC_RELAXED);
+		}
+	}
+out:
+	__atomic_store_n(f->keep_at, UINT64_MAX, __ATOMIC_RELAXED);
+	f->err = err;
+	return NULL;
+}
+
+/* A builder's frame tables, frame counts and unwinding counts into @s's;
+ * the stacks are in @s's folder already. */
+static int builder_merge(struct perfspy_session *s, struct perfspy_session *b)
+{
+	size_t i, n = fold_nr_names(s->folder);
+	u32 *map = malloc((n ? n : 1) * sizeof(*map));
+	int err;
+
+	if (!map)
+		return -ENOMEM;
+	/* One folder: every id is its own. */
+	for (i = 0; i < n; i++)
+		map[i] = (u32)i;
+	err = stk_merge(&s->stk, &b->stk, map);
+	free(map);
+	add_frame_stats(&s->stats, &b->stats);
+	return err;
+}
+
+/*
  * docs/design.md §6.19: on a frame-pointer recording naming addresses is
  * the converting thread's biggest part after folding (a quarter of it on
  * the build bench recording), and -j 2's split by thread repeats the
@@ -1967,6 +2278,133 @@ static bool can_name_ahead(const struct perfspy_session *s, bool always)
 		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
 			return false;
 	return true;
+}
+
+/* What the builder needs (§6.25): what the namer needs, and records that
+ * stay where they lie (a message points at its record): no
+ * PERF_RECORD_COMPRESSED, whose records live in the reader's buffer. */
+static bool can_build_behind(const struct perfspy_session *s, bool always)
+{
+	return !s->rd.compressed && can_name_ahead(s, always);
+}
+
+/* The samples looked at, and the mean callchain length from which the
+ * stacks are built behind by default (§6.25). */
+#define DEPTH_SAMPLES 1024u
+#define DEPTH_BEHIND 24u
+
+/*
+ * Whether the first DEPTH_SAMPLES samples' callchains are DEPTH_BEHIND
+ * entries long on average. Where they are, building a stack (a frame a
+ * callchain entry, the fold of as many ids) is most of a sample's cost
+ * and pays on a thread of its own; where frame-pointer chains stop after
+ * a few frames (libraries built without them) reading and naming are,
+ * and the namer pays instead (§6.19). Reads the records where they lie
+ * (can_build_behind()), the reader's position untouched.
+ */
+static bool deep_stacks(struct perfspy_session *s)
+{
+	const u8 *p = s->rd.mem + s->rd.data_offset, *end = s->rd.mem + s->rd.data_end;
+	u64 entries = 0, n = 0;
+
+	if (s->rd.data_end > s->rd.mem_len || s->rd.data_offset > s->rd.data_end)
+		return false;
+	while (n < DEPTH_SAMPLES && (size_t)(end - p) >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h = (const void *)p;
+		struct rd_evsel *ev;
+		struct rec_sample smp;
+
+		if (h->size < sizeof(*h) || h->size > (size_t)(end - p))
+			break;
+		if (h->type == PERF_RECORD_SAMPLE && (ev = rd_evsel_of(&s->rd, h)) &&
+		    !rec_parse_sample(ev, h, &smp)) {
+			entries += smp.callchain_nr;
+			n++;
+		}
+		p += h->size;
+	}
+	return n && entries >= (u64)DEPTH_BEHIND * n;
+}
+
+/*
+ * The pass with its stacks built on a thread of their own (§6.25): the
+ * session reads, orders, keeps the statistics and probes the callchain
+ * cache; a builder session (slot 1 of keep_at) builds and folds. Its
+ * messages are said after the pass, each once. Without a thread, the
+ * session's own pass as always.
+ */
+static int convert_behind(struct perfspy_session *s)
+{
+	struct log_tee tee = { .out = s->log };
+	u64 keep_at[2] = { 0, 0 };
+	struct feed f = { .keep_at = &keep_at[1] };
+	struct job j = { 0 };
+	int stop = 0, err;
+	pthread_t th;
+
+	f.ring = malloc(FEED_RING * sizeof(*f.ring));
+	if (!f.ring)
+		return -ENOMEM;
+	err = job_open(s, &j, 1, &stop);
+	if (err)
+		goto out;
+	/* The builder folds into the caller's folder: the reading
+	 * session never touches it during the pass. */
+	perfspy_folder__free(j.folder);
+	j.folder = NULL;
+	j.s->folder = s->folder;
+	j.s->builder = true;
+	j.s->keep_at = keep_at;
+	j.s->nr_keep = 2;
+	f.b = j.s;
+	if (pthread_create(&th, NULL, builder_main, &f)) {
+		err = one_pass(s);
+		goto out;
+	}
+	log_msg(&s->log, LOG_INFO, "%s: building stacks on a second thread", s->path);
+	strset_init(&tee.seen);
+	s->log.fn = tee_log;
+	s->log.ctx = &tee;
+	s->keep_at = keep_at;
+	s->nr_keep = 2;
+	s->feed = &f;
+	err = one_pass(s);
+	feed_publish(&f);
+	__atomic_store_n(&f.done, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	s->feed = NULL;
+	s->keep_at = NULL;
+	s->nr_keep = 0;
+	s->log = tee.out;
+	log_msg(&s->log, LOG_DEBUG,
+		"%s: %llu samples built behind, %llu added to stacks built before, %llu other records",
+		s->path, (unsigned long long)f.nr_kind[FEED_SAMPLE],
+		(unsigned long long)f.nr_kind[FEED_HIT],
+		(unsigned long long)(f.nr_kind[FEED_RECORD] + f.nr_kind[FEED_SEEN]));
+	if (!err)
+		err = f.err;
+	if (!err)
+		err = builder_merge(s, j.s);
+	job_say(&tee, &s->log, &j);
+	/* The session's own notes, here rather than after the return:
+	 * this session's model reads a Python process's perf map again to
+	 * find it has one, and says so as the builder did; through the tee,
+	 * once, that is not said twice. */
+	s->log.fn = tee_log;
+	s->log.ctx = &tee;
+	tee.once = true;
+	if (!err) {
+		err = pass_notes(s);
+		s->noted = !err;
+	}
+	s->log = tee.out;
+	strset_free(&tee.seen);
+out:
+	if (j.s)
+		free(j.s->tok_stack);
+	job_free(&j);
+	free(f.ring);
+	return err;
 }
 
 static int convert_named(struct perfspy_session *s)
@@ -2031,7 +2469,8 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 					 struct perfspy_folder *folder)
 {
 	size_t i;
-	int err, jobs, ahead;
+	int err, jobs, ahead, behind;
+	bool build;
 
 	if (!s)
 		return -EINVAL;
@@ -2071,8 +2510,16 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		return err;
 	jobs = OPTS_GET(opts, jobs, 0);
 	ahead = OPTS_GET(opts, name_ahead, PERFSPY_NAME_AHEAD_AUTO);
+	behind = OPTS_GET(opts, build_behind, PERFSPY_BUILD_BEHIND_AUTO);
+	/* The builder or the namer (§6.25): both at once measured slower
+	 * than either. */
+	build = behind == PERFSPY_BUILD_BEHIND_ALWAYS ? can_build_behind(s, true) :
+		behind == PERFSPY_BUILD_BEHIND_AUTO && ahead != PERFSPY_NAME_AHEAD_ALWAYS &&
+		online_cpus() > 1 && can_build_behind(s, false) && deep_stacks(s);
 	if (jobs > 1 && can_split(s))
 		err = convert_split(s, jobs > 256 ? 256 : (u32)jobs);
+	else if (build)
+		err = convert_behind(s);
 	else if (ahead == PERFSPY_NAME_AHEAD_ALWAYS ? can_name_ahead(s, true) :
 		 ahead == PERFSPY_NAME_AHEAD_AUTO && online_cpus() > 1 &&
 		 can_name_ahead(s, false))
@@ -2081,10 +2528,9 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		err = one_pass(s);
 	s->passed = true;
 	s->sel_valid = folder && !err;
-	if (!err)
-		err = mach_sorted_threads(&s->mach, &s->threads, &s->nr_threads);
-	if (!err)
-		note_missing(s);
+	if (!err && !s->noted)
+		err = pass_notes(s);
+	s->noted = false;
 	if (!err && s->sel_event < 0) {
 		log_msg(&s->log, LOG_ERROR, "%s: no event named '%s'", s->path,
 			OPTS_GET(opts, event, ""));

@@ -727,6 +727,19 @@ static int name_ahead_env(void)
 	return PERFSPY_NAME_AHEAD_AUTO;
 }
 
+/* PERFSPY_BUILD_BEHIND=0 or =1: the same for the stacks built on a
+ * second thread (docs/design.md §6.25). */
+static int build_behind_env(void)
+{
+	const char *e = getenv("PERFSPY_BUILD_BEHIND");
+
+	if (e && !strcmp(e, "0"))
+		return PERFSPY_BUILD_BEHIND_NEVER;
+	if (e && !strcmp(e, "1"))
+		return PERFSPY_BUILD_BEHIND_ALWAYS;
+	return PERFSPY_BUILD_BEHIND_AUTO;
+}
+
 int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp)
@@ -770,6 +783,7 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		if (!o.jobs)
 			o.jobs = cli_default_jobs(known);
 		o.name_ahead = name_ahead_env();
+		o.build_behind = build_behind_env();
 		err = perfspy_session__convert(*sp, &o, f);
 		cli_progress_end();
 		if (err)

@@ -74,7 +74,9 @@ static void convert_usage(FILE *f)
 		"                        1 for frame-pointer ones, where more measured\n"
 		"                        slower; at -j 1 a frame-pointer file of 2 MB or\n"
 		"                        more has its frames named on a second thread\n"
-		"                        ($PERFSPY_NAME_AHEAD=0 turns that off)]\n"
+		"                        ($PERFSPY_NAME_AHEAD=0 turns that off), or, with\n"
+		"                        deep stacks, its stacks built on one\n"
+		"                        ($PERFSPY_BUILD_BEHIND=0 turns that off)]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");
