@@ -679,7 +679,7 @@ struct feed_msg {
 	s32 pid, tid;
 };
 
-/* 64K messages (2.5 MB): the reader runs far enough ahead that neither
+/* 64K messages (3.5 MB): the reader runs far enough ahead that neither
  * side waits on the other's bursts. Each side publishes its position
  * every FEED_BATCH messages, not every one: the two counters' cache
  * lines bounced between the CPUs at every message. */

@@ -99,7 +99,7 @@ read -r built hits other <<<"$(stats "$deep" 1)"
 if [ "$built" = none ]; then
 	fail "deep stacks: the builder did not run"
 elif [ $((built + hits)) -eq "$ns" ] && [ "$hits" -gt 0 ] && [ "$built" -gt 0 ]; then
-	pass "deep stacks ($ns samples): $built built behind, $hits added to stacks built before"
+	pass "deep stacks ($ns samples): $built built behind, $hits added to stacks built before, $other other records"
 else
 	fail "deep stacks ($ns samples): $built built behind, $hits added: not every sample"
 fi
