@@ -462,6 +462,13 @@ static struct chain_ent *chain_slot(struct perfspy_session *s, u64 h1, u64 h2)
 	return htab_probe(&s->chains, h1, chain_eq, &h2);
 }
 
+/* Claim @ce, free after chain_lookup(), for the chain (@h1, @h2). */
+static void chain_claim(struct perfspy_session *s, struct chain_ent *ce, u64 h1, u64 h2)
+{
+	ce->h2 = (u32)h2;
+	htab_claim(&s->chains, ce, h1);
+}
+
 /* Whether the callchain cache rests for this sample (CHAIN_WIN). */
 static bool chain_resting(struct perfspy_session *s)
 {
@@ -592,29 +599,42 @@ static int build_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 	return 0;
 }
 
+/*
+ * The callchain cache's entry for @smp into *@ce, used (a hit) or free
+ * for chain_claim(), with the chain's key; NULL for a sample the cache
+ * does not take. 0 or -ENOMEM.
+ */
+static int chain_lookup(struct perfspy_session *s, const struct rec_sample *smp,
+			const struct mach_thread *t, struct chain_ent **ce, u64 *h1, u64 *h2)
+{
+	*ce = NULL;
+	/* The cache keys on the callchain: not for samples whose stack
+	 * also comes from a branch stack (LBR call stacks, stacks.c). */
+	if (!smp->callchain_nr || (smp->regs_abi && smp->stack_size) || smp->branch_nr ||
+	    chain_resting(s))
+		return 0;
+	chain_key(s, smp, t, h1, h2);
+	if (!(*ce = chain_slot(s, *h1, *h2)))
+		return -ENOMEM;
+	chain_count(s, htab_used(*ce));
+	return 0;
+}
+
 static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 		       const struct rec_sample *smp, struct mach_thread *t, u64 weight)
 {
-	struct chain_ent *ce = NULL;
+	struct chain_ent *ce;
 	u32 *stack;
 	size_t n;
-	u64 h1, h2;
-	int err;
+	u64 h1 = 0, h2 = 0;
+	int err = chain_lookup(s, smp, t, &ce, &h1, &h2);
 
-	/* The cache keys on the callchain: not for samples whose stack
-	 * also comes from a branch stack (LBR call stacks, stacks.c). */
-	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
-	    !smp->branch_nr && !chain_resting(s)) {
-		chain_key(s, smp, t, &h1, &h2);
-		ce = chain_slot(s, h1, h2);
-		if (!ce)
-			return -ENOMEM;
-		chain_count(s, htab_used(ce));
-		if (htab_used(ce)) {
-			fold_add_to(s->folder, ce->stack, weight);
-			return fold_timeline_add(s->folder, smp->time, smp->has_time,
-						 smp->tid, ce->stack);
-		}
+	if (err)
+		return err;
+	if (ce && htab_used(ce)) {
+		fold_add_to(s->folder, ce->stack, weight);
+		return fold_timeline_add(s->folder, smp->time, smp->has_time, smp->tid,
+					 ce->stack);
 	}
 	err = build_stack(s, ev, smp, t, &n);
 	if (err)
@@ -629,8 +649,7 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 	}
 	err = fold_add_ids_idx(s->folder, stack, (u32)n, weight, &ce->stack);
 	if (!err) {
-		ce->h2 = (u32)h2;
-		htab_claim(&s->chains, ce, h1);
+		chain_claim(s, ce, h1, h2);
 		/* docs/output.md §8: the speedscope writer's time order. */
 		err = fold_timeline_add(s->folder, smp->time, smp->has_time,
 					smp->tid, ce->stack);
@@ -639,15 +658,6 @@ static int fold_sample(struct perfspy_session *s, const struct rd_evsel *ev,
 }
 
 /* ------------------------------------------- stacks built behind */
-
-static inline void cpu_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 /*
  * The feed from the reading session to the builder (docs/design.md
@@ -719,7 +729,7 @@ static void feed_put(struct feed *f, const struct feed_msg *m)
 		if (++spins > FEED_SPINS)
 			sched_yield();
 		else
-			cpu_pause();
+			cpu_relax();
 	}
 	f->ring[f->ltail % FEED_RING] = *m;
 	f->nr_kind[m->kind]++;
@@ -754,25 +764,19 @@ static int feed_sample(struct perfspy_session *s, const struct rec_sample *smp,
 			      .weight = weight, .sample = s->nr_samples, .token = NO_TOKEN,
 			      .kind = FEED_SAMPLE, .pid = (s32)smp->pid, .tid = (s32)smp->tid };
 	struct chain_ent *ce;
-	u64 h1, h2;
+	u64 h1 = 0, h2 = 0;
+	int err = chain_lookup(s, smp, t, &ce, &h1, &h2);
 
-	if (smp->callchain_nr && !(smp->regs_abi && smp->stack_size) &&
-	    !smp->branch_nr && !chain_resting(s)) {
-		chain_key(s, smp, t, &h1, &h2);
-		ce = chain_slot(s, h1, h2);
-		if (!ce)
-			return -ENOMEM;
-		chain_count(s, htab_used(ce));
-		if (htab_used(ce)) {
-			m.kind = FEED_HIT;
-			m.token = ce->stack;
-		} else {
-			/* The entry holds the token, not a folder index: the
-			 * builder alone touches the folder. */
-			ce->h2 = (u32)h2;
-			ce->stack = m.token = s->feed->tokens++;
-			htab_claim(&s->chains, ce, h1);
-		}
+	if (err)
+		return err;
+	if (ce && htab_used(ce)) {
+		m.kind = FEED_HIT;
+		m.token = ce->stack;
+	} else if (ce) {
+		/* The entry holds the token, not a folder index: the
+		 * builder alone touches the folder. */
+		ce->stack = m.token = s->feed->tokens++;
+		chain_claim(s, ce, h1, h2);
 	}
 	feed_put(s->feed, &m);
 	return 0;
@@ -2189,7 +2193,7 @@ static void *builder_main(void *arg)
 			} else if (++spins > FEED_SPINS) {
 				sched_yield();
 			} else {
-				cpu_pause();
+				cpu_relax();
 			}
 		}
 		m = &f->ring[head % FEED_RING];

@@ -113,6 +113,17 @@ void big_warm_start(struct big_warm *w, void *p, size_t bytes);
 void big_warm_wait(struct big_warm *w);
 
 /* Unaligned native-endian reads; callers check bounds first. */
+/* One step of a spinning wait: tells the CPU (and a sibling hyperthread)
+ * that this thread polls. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 static inline u64 get_u64(const void *p)
 {
 	u64 v;

@@ -61,15 +61,6 @@ struct wout_pipe {
 	int sleepers;   /* under lock */
 };
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 static u64 ld(const u64 *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);

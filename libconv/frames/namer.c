@@ -167,11 +167,7 @@ static void wait_a_little(unsigned round)
 	struct timespec ts = { 0, 20 * 1000 };
 
 	if (round < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#elif defined(__aarch64__)
-		__asm__ __volatile__("yield");
-#endif
+		cpu_relax();
 		return;
 	}
 	nanosleep(&ts, NULL);
