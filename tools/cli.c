@@ -713,31 +713,20 @@ static void heap_hint(const struct perfspy_info *info)
 		cli_heapwarm_big();
 }
 
-/* PERFSPY_NAME_AHEAD=0 or =1 turns the naming thread (docs/design.md
- * §6.19) off, or on whatever the file's size: to measure it, and to
- * test both ways. Unset (or anything else): the library decides. */
-static int name_ahead_env(void)
+/* PERFSPY_NAME_AHEAD and PERFSPY_BUILD_BEHIND, =0 or =1, turn the
+ * naming thread (docs/design.md §6.19) and the stacks built on a second
+ * thread (§6.25) off, or on wherever they can run: to measure them, and
+ * to test both ways. Unset (or anything else): the library decides.
+ * @never, @always, @auto: the option's values. */
+static int helper_env(const char *name, int never, int always, int dflt)
 {
-	const char *e = getenv("PERFSPY_NAME_AHEAD");
+	const char *e = getenv(name);
 
 	if (e && !strcmp(e, "0"))
-		return PERFSPY_NAME_AHEAD_NEVER;
+		return never;
 	if (e && !strcmp(e, "1"))
-		return PERFSPY_NAME_AHEAD_ALWAYS;
-	return PERFSPY_NAME_AHEAD_AUTO;
-}
-
-/* PERFSPY_BUILD_BEHIND=0 or =1: the same for the stacks built on a
- * second thread (docs/design.md §6.25). */
-static int build_behind_env(void)
-{
-	const char *e = getenv("PERFSPY_BUILD_BEHIND");
-
-	if (e && !strcmp(e, "0"))
-		return PERFSPY_BUILD_BEHIND_NEVER;
-	if (e && !strcmp(e, "1"))
-		return PERFSPY_BUILD_BEHIND_ALWAYS;
-	return PERFSPY_BUILD_BEHIND_AUTO;
+		return always;
+	return dflt;
 }
 
 int cli_load_input(const char *path, const struct cli_common *c,
@@ -782,8 +771,11 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		o = *co;
 		if (!o.jobs)
 			o.jobs = cli_default_jobs(known);
-		o.name_ahead = name_ahead_env();
-		o.build_behind = build_behind_env();
+		o.name_ahead = helper_env("PERFSPY_NAME_AHEAD", PERFSPY_NAME_AHEAD_NEVER,
+					  PERFSPY_NAME_AHEAD_ALWAYS, PERFSPY_NAME_AHEAD_AUTO);
+		o.build_behind = helper_env("PERFSPY_BUILD_BEHIND", PERFSPY_BUILD_BEHIND_NEVER,
+					    PERFSPY_BUILD_BEHIND_ALWAYS,
+					    PERFSPY_BUILD_BEHIND_AUTO);
 		err = perfspy_session__convert(*sp, &o, f);
 		cli_progress_end();
 		if (err)
