@@ -320,3 +320,70 @@ check_format() {
 		pass "$what: format (sorted, unique, 'frames COUNT')"
 	fi
 }
+
+# A helper thread's tests (run-namer.sh, run-behind.sh): the variable that
+# forces it, FORCE_VAR (=0 off, =1 on); the -v line that names the other
+# helper when it is off (FORCE_OFF_SAYS, or empty) and its own when on
+# (FORCE_ON_SAYS), which the comparison leaves out; what it did, for the
+# messages (FORCE_DID: "named ahead"); and a function forced_stats IN WAY
+# ARGS... printing its counts with FORCE_VAR=WAY, or "none" if it did not run.
+
+# forced_same IN LABEL ARGS...: forced on against off, in each of $FMTS:
+# the same bytes and the same messages.
+forced_same() {
+	local in=$1 label=$2 v fmt th rc0 rc1 bad=
+	shift 2
+	for v in ${FMTS:-raw: raw:--threads pprof:}; do
+		fmt=${v%%:*}
+		th=${v#*:}
+		# shellcheck disable=SC2086 # $th: empty or one word
+		env "$FORCE_VAR=0" "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
+			-o "$SCRATCH/n0" 2>"$SCRATCH/e0"
+		rc0=$?
+		# shellcheck disable=SC2086
+		env "$FORCE_VAR=1" "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
+			-o "$SCRATCH/n1" 2>"$SCRATCH/e1"
+		rc1=$?
+		if [ -n "$FORCE_OFF_SAYS" ]; then
+			grep -v "$FORCE_OFF_SAYS" "$SCRATCH/e0" >"$SCRATCH/e0v"
+		else
+			cp "$SCRATCH/e0" "$SCRATCH/e0v"
+		fi
+		# shellcheck disable=SC2153 # set by the test that sources this
+		grep -v "$FORCE_ON_SAYS" "$SCRATCH/e1" >"$SCRATCH/e1v"
+		bad=$bad$(differs "$fmt$th" "$rc0" "$SCRATCH/n0" "$SCRATCH/e0v" \
+			"$rc1" "$SCRATCH/n1" "$SCRATCH/e1v")
+	done
+	if [ -n "$bad" ]; then
+		fail "$label: $FORCE_DID differs:$bad"
+	else
+		pass "$label: $FORCE_DID, the same bytes and messages (${FMTS:-raw: raw:--threads pprof:})"
+	fi
+}
+
+# forced_corpus NOUN: forced_same on every perf.data of the shared corpus,
+# and at least 20 of them (files read in place in their own byte order,
+# without user stack dumps: most of the corpus) converted with NOUN.
+forced_corpus() {
+	local noun=$1 corpus=$TOP/../shared/corpus/perf_data_converter f n=0 used=0
+
+	if [ ! -d "$corpus" ]; then
+		if [ "${CI:-}" = true ]; then
+			fail "corpus: $corpus missing (the checkout must sit beside shared/)"
+		else
+			say "  note  no corpus at $corpus: recordings only"
+		fi
+		return
+	fi
+	for f in "$corpus"/perf.data.*; do
+		forced_same "$f" "corpus ${f##*/}"
+		[ "$(forced_stats "$f" 1)" != none ] && used=$((used + 1))
+		n=$((n + 1))
+	done
+	[ "$n" -ge 30 ] || fail "corpus: only $n perf.data files in $corpus"
+	if [ "$used" -ge 20 ]; then
+		pass "corpus: $used of $n files converted with $noun"
+	else
+		fail "corpus: only $used of $n files converted with $noun"
+	fi
+}

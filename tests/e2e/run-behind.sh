@@ -17,38 +17,16 @@ need_perfspy
 need_python
 scratch
 
-# same IN LABEL ARGS...: forced on against off, in each of $FMTS. The
-# lines that say which thread did what are left out: forced on, the
-# namer does not run.
-same() {
-	local in=$1 label=$2 v fmt th rc0 rc1 bad=
-	shift 2
-	for v in ${FMTS:-raw: raw:--threads pprof:}; do
-		fmt=${v%%:*}
-		th=${v#*:}
-		# shellcheck disable=SC2086 # $th: empty or one word
-		PERFSPY_BUILD_BEHIND=0 "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
-			-o "$SCRATCH/n0" 2>"$SCRATCH/e0"
-		rc0=$?
-		# shellcheck disable=SC2086
-		PERFSPY_BUILD_BEHIND=1 "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
-			-o "$SCRATCH/n1" 2>"$SCRATCH/e1"
-		rc1=$?
-		grep -v 'naming frames ahead' "$SCRATCH/e0" >"$SCRATCH/e0v"
-		grep -v 'building stacks on a second thread' "$SCRATCH/e1" >"$SCRATCH/e1v"
-		bad=$bad$(differs "$fmt$th" "$rc0" "$SCRATCH/n0" "$SCRATCH/e0v" \
-			"$rc1" "$SCRATCH/n1" "$SCRATCH/e1v")
-	done
-	if [ -n "$bad" ]; then
-		fail "$label: built behind differs:$bad"
-	else
-		pass "$label: built behind, the same bytes and messages (${FMTS:-raw: raw:--threads pprof:})"
-	fi
-}
+FORCE_VAR=PERFSPY_BUILD_BEHIND
+# Forced off, the namer may run instead; forced on, it does not.
+FORCE_OFF_SAYS='naming frames ahead'
+FORCE_ON_SAYS='building stacks on a second thread'
+FORCE_DID='built behind'
 
-# stats IN WAY ARGS...: the feed's counts for IN with PERFSPY_BUILD_BEHIND
-# set to WAY ("built hits other"), or "none" when there was no builder.
-stats() {
+# forced_stats IN WAY ARGS...: the feed's counts for IN with
+# PERFSPY_BUILD_BEHIND set to WAY ("built hits other"), or "none" when there
+# was no builder.
+forced_stats() {
 	local in=$1 way=$2
 	shift 2
 	PERFSPY_BUILD_BEHIND=$way "$PERFSPY" convert -v -v "$@" -i "$in" -o /dev/null 2>&1 |
@@ -56,28 +34,7 @@ stats() {
 		grep . || echo none
 }
 
-corpus=$TOP/../shared/corpus/perf_data_converter
-if [ -d "$corpus" ]; then
-	n=0
-	used=0
-	for f in "$corpus"/perf.data.*; do
-		same "$f" "corpus ${f##*/}"
-		[ "$(stats "$f" 1)" != none ] && used=$((used + 1))
-		n=$((n + 1))
-	done
-	[ "$n" -ge 30 ] || fail "corpus: only $n perf.data files in $corpus"
-	# Files read in place in their own byte order, uncompressed, without
-	# user stack dumps: most of the corpus.
-	if [ "$used" -ge 20 ]; then
-		pass "corpus: $used of $n files converted with the builder"
-	else
-		fail "corpus: only $used of $n files converted with the builder"
-	fi
-elif [ "${CI:-}" = true ]; then
-	fail "corpus: $corpus missing (the checkout must sit beside shared/)"
-else
-	say "  note  no corpus at $corpus: recordings only"
-fi
+forced_corpus "the builder"
 
 # Deep stacks: bench/workload.c's four threads run each unit of work below
 # 8-55 frames.
@@ -91,11 +48,11 @@ fi
 deep=$SCRATCH/deep.data
 "$PERF" record -q -F 4999 -g -o "$deep" -- "$wl" 2 >/dev/null 2>"$SCRATCH/deeprec.log" ||
 	die "perf record of the workload failed: $(tail -2 "$SCRATCH/deeprec.log")"
-same "$deep" "deep stacks, frame pointers"
-FMTS="raw:" same "$deep" "deep stacks, --comm bw-tree --no-kernel" --comm bw-tree --no-kernel
-FMTS="raw:" same "$deep" "deep stacks, weighed by period" --weight period
+forced_same "$deep" "deep stacks, frame pointers"
+FMTS="raw:" forced_same "$deep" "deep stacks, --comm bw-tree --no-kernel" --comm bw-tree --no-kernel
+FMTS="raw:" forced_same "$deep" "deep stacks, weighed by period" --weight period
 ns=$("$PERFSPY" info --json -i "$deep" | json_samples)
-read -r built hits other <<<"$(stats "$deep" 1)"
+read -r built hits other <<<"$(forced_stats "$deep" 1)"
 if [ "$built" = none ]; then
 	fail "deep stacks: the builder did not run"
 elif [ $((built + hits)) -eq "$ns" ] && [ "$hits" -gt 0 ] && [ "$built" -gt 0 ]; then
@@ -109,8 +66,8 @@ fi
 if [ "$(nproc)" -gt 1 ]; then
 	dsz=$("$PY" -c 'import struct, sys
 print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(56), 48)[0])' "$deep")
-	a=$(stats "$deep" "")
-	z=$(stats "$deep" 0)
+	a=$(forced_stats "$deep" "")
+	z=$(forced_stats "$deep" 0)
 	nm=$(PERFSPY_BUILD_BEHIND='' "$PERFSPY" convert -v -v -i "$deep" -o /dev/null 2>&1 |
 		grep -c 'named ahead')
 	t=$(PERFSPY_BUILD_BEHIND='' taskset -c 0 "$PERFSPY" convert -v -v -i "$deep" \
@@ -133,10 +90,10 @@ build threads
 th=$SCRATCH/threads.data
 "$PERF" record -q -N -F 4999 -g -o "$th" -- "$E2E_BIN/threads" 3 >/dev/null 2>"$SCRATCH/threc.log" ||
 	die "perf record of the threads workload failed: $(tail -2 "$SCRATCH/threc.log")"
-same "$th" "threads, frame pointers"
-FMTS="raw:" same "$th" "threads, --comm ps-beta --no-kernel" --comm ps-beta --no-kernel
-a=$(stats "$th" "")
-f=$(stats "$th" 1)
+forced_same "$th" "threads, frame pointers"
+FMTS="raw:" forced_same "$th" "threads, --comm ps-beta --no-kernel" --comm ps-beta --no-kernel
+a=$(forced_stats "$th" "")
+f=$(forced_stats "$th" 1)
 if [ "$a" = none ] && [ "$f" != none ]; then
 	pass "threads: shallow stacks, no builder unasked; asked, $f"
 else
@@ -151,7 +108,7 @@ if [ -n "$py312" ]; then
 	"$PERF" record -q -F 999 -g -o "$pyd" -- \
 		"$py312" -X perf "$TOP/bench/pyload.py" 1.5 >/dev/null 2>"$SCRATCH/pyrec.log" ||
 		die "perf record of python3.12 failed: $(tail -2 "$SCRATCH/pyrec.log")"
-	same "$pyd" "python3.12 -X perf, frame pointers"
+	forced_same "$pyd" "python3.12 -X perf, frame pointers"
 else
 	skip "no CPython 3.12 with perf trampolines for the Python part (set PY312)"
 fi

@@ -18,35 +18,15 @@ need_perf
 need_perfspy
 scratch
 
-# same IN LABEL ARGS...: forced on against off, in each of $FMTS.
-same() {
-	local in=$1 label=$2 v fmt th rc0 rc1 bad=
-	shift 2
-	for v in ${FMTS:-raw: raw:--threads pprof:}; do
-		fmt=${v%%:*}
-		th=${v#*:}
-		# shellcheck disable=SC2086 # $th: empty or one word
-		PERFSPY_NAME_AHEAD=0 "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
-			-o "$SCRATCH/n0" 2>"$SCRATCH/e0"
-		rc0=$?
-		# shellcheck disable=SC2086
-		PERFSPY_NAME_AHEAD=1 "$PERFSPY" convert -v -f "$fmt" $th "$@" -i "$in" \
-			-o "$SCRATCH/n1" 2>"$SCRATCH/e1"
-		rc1=$?
-		grep -v 'naming frames ahead' "$SCRATCH/e1" >"$SCRATCH/e1v"
-		bad=$bad$(differs "$fmt$th" "$rc0" "$SCRATCH/n0" "$SCRATCH/e0" \
-			"$rc1" "$SCRATCH/n1" "$SCRATCH/e1v")
-	done
-	if [ -n "$bad" ]; then
-		fail "$label: named ahead differs:$bad"
-	else
-		pass "$label: named ahead, the same bytes and messages (${FMTS:-raw: raw:--threads pprof:})"
-	fi
-}
+FORCE_VAR=PERFSPY_NAME_AHEAD
+FORCE_OFF_SAYS=
+FORCE_ON_SAYS='naming frames ahead'
+FORCE_DID='named ahead'
 
-# stats IN WAY ARGS...: the namer's counts for IN with PERFSPY_NAME_AHEAD
-# set to WAY ("put taken here waits"), or "none" when it did not run.
-stats() {
+# forced_stats IN WAY ARGS...: the namer's counts for IN with
+# PERFSPY_NAME_AHEAD set to WAY ("put taken here waits"), or "none" when it
+# did not run.
+forced_stats() {
 	local in=$1 way=$2
 	shift 2
 	PERFSPY_NAME_AHEAD=$way "$PERFSPY" convert -v -v "$@" -i "$in" -o /dev/null 2>&1 |
@@ -54,28 +34,7 @@ stats() {
 		grep . || echo none
 }
 
-corpus=$TOP/../shared/corpus/perf_data_converter
-if [ -d "$corpus" ]; then
-	n=0
-	used=0
-	for f in "$corpus"/perf.data.*; do
-		same "$f" "corpus ${f##*/}"
-		[ "$(stats "$f" 1)" != none ] && used=$((used + 1))
-		n=$((n + 1))
-	done
-	[ "$n" -ge 30 ] || fail "corpus: only $n perf.data files in $corpus"
-	# Files read in place in their own byte order, without user stack
-	# dumps: most of the corpus.
-	if [ "$used" -ge 20 ]; then
-		pass "corpus: $used of $n files converted with the namer"
-	else
-		fail "corpus: only $used of $n files converted with the namer"
-	fi
-elif [ "${CI:-}" = true ]; then
-	fail "corpus: $corpus missing (the checkout must sit beside shared/)"
-else
-	say "  note  no corpus at $corpus: recordings only"
-fi
+forced_corpus "the namer"
 
 # A compiler at work, system-wide: cc1 meets new code all the time.
 # Compiling this project's largest sources over and over for 6 s.
@@ -100,9 +59,9 @@ cc=$SCRATCH/cc.data
 	{ kill "$cpid" "$cpid2" 2>/dev/null; die "perf record -a failed: $(tail -2 "$SCRATCH/ccrec.log")"; }
 wait "$cpid" "$cpid2"
 mkdir -p "$SCRATCH/nomaps"
-same "$cc" "system-wide, cc1 at work" --perf-map-dir "$SCRATCH/nomaps"
+forced_same "$cc" "system-wide, cc1 at work" --perf-map-dir "$SCRATCH/nomaps"
 mb=$(($(stat -c %s "$cc") >> 20))
-read -r put taken here waits <<<"$(stats "$cc" 1 --perf-map-dir "$SCRATCH/nomaps")"
+read -r put taken here waits <<<"$(forced_stats "$cc" 1 --perf-map-dir "$SCRATCH/nomaps")"
 if [ "$put" = none ]; then
 	fail "system-wide cc1: the namer did not run"
 elif [ "$taken" -gt 5000 ] && [ "$here" -lt $((taken / 20)) ]; then
@@ -120,8 +79,8 @@ if [ "$(nproc)" -gt 1 ]; then
 	need_python
 	dsz=$("$PY" -c 'import struct, sys
 print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(56), 48)[0])' "$cc")
-	a=$(stats "$cc" "" --perf-map-dir "$SCRATCH/nomaps")
-	z=$(stats "$cc" 0 --perf-map-dir "$SCRATCH/nomaps")
+	a=$(forced_stats "$cc" "" --perf-map-dir "$SCRATCH/nomaps")
+	z=$(forced_stats "$cc" 0 --perf-map-dir "$SCRATCH/nomaps")
 	if [ "$dsz" -ge $((2 << 20)) ] && [ "$a" != none ] && [ "$z" = none ]; then
 		pass "system-wide cc1 ($dsz bytes of data): the namer runs unasked, and not with PERFSPY_NAME_AHEAD=0"
 	elif [ "$dsz" -lt $((2 << 20)) ] && [ "$a" = none ] && [ "$z" = none ]; then
@@ -151,8 +110,8 @@ build threads
 th=$SCRATCH/threads.data
 "$PERF" record -q -N -F 4999 -g -o "$th" -- "$E2E_BIN/threads" 3 >/dev/null 2>"$SCRATCH/threc.log" ||
 	die "perf record of the threads workload failed: $(tail -2 "$SCRATCH/threc.log")"
-same "$th" "threads, frame pointers"
-read -r put taken here waits <<<"$(stats "$th" 1)"
+forced_same "$th" "threads, frame pointers"
+read -r put taken here waits <<<"$(forced_stats "$th" 1)"
 need_python
 ns=$("$PERFSPY" info --json -i "$th" | json_samples)
 if [ "$put" = none ]; then
@@ -164,7 +123,7 @@ elif [ "$here" -gt 0 ] && [ "$taken" -gt 0 ]; then
 else
 	fail "threads ($ns samples): $put named ahead, $taken taken, $here named by the converting thread"
 fi
-same "$th" "threads, --comm ps-beta --no-kernel" --comm ps-beta --no-kernel
+forced_same "$th" "threads, --comm ps-beta --no-kernel" --comm ps-beta --no-kernel
 
 # CPython 3.12 -X perf recorded with -g: perf-map (JIT) frames and the
 # interpreter's named frames.
@@ -174,10 +133,10 @@ if [ -n "$py312" ]; then
 	"$PERF" record -q -F 999 -g -o "$pyd" -- \
 		"$py312" -X perf "$TOP/bench/pyload.py" 1.5 >/dev/null 2>"$SCRATCH/pyrec.log" ||
 		die "perf record of python3.12 failed: $(tail -2 "$SCRATCH/pyrec.log")"
-	same "$pyd" "python3.12 -X perf, frame pointers"
+	forced_same "$pyd" "python3.12 -X perf, frame pointers"
 	# This CPython has no frame pointers: the chains mostly end in
 	# the interpreter, so this is about the mix, not whole stacks.
-	read -r put taken here waits <<<"$(stats "$pyd" 1)"
+	read -r put taken here waits <<<"$(forced_stats "$pyd" 1)"
 	if [ "$put" != none ] && [ "$taken" -gt 100 ]; then
 		pass "python, named ahead: $taken addresses of libpython and its modules taken"
 	else

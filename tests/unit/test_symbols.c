@@ -994,6 +994,23 @@ static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
 	sym_ctx_free(ctx);
 }
 
+/* @r, a pass with the DSOs given to the thread, saw what @ref (without
+ * it) saw: drained, the thread opened all four; raced, whoever came
+ * first. */
+static void ahead_same(const struct ahead_run *ref, struct ahead_run *r, bool drained)
+{
+	if (drained)
+		T_EQ_INT(r->st.dsos_ahead, 4);
+	else
+		T(r->st.dsos_ahead <= 4);
+	T_EQ_INT(r->listed_before, 0);
+	T_EQ_STR(r->log.text, ref->log.text);
+	T_EQ_STR(r->frames, ref->frames);
+	r->st.dsos_ahead = 0;
+	T(!memcmp(&r->st, &ref->st, sizeof(ref->st)));
+	T_EQ_INT(r->listed, 4);
+}
+
 /* The names sym_ahead_order() gives after a drain, joined by ','. */
 static void order_of(const struct sym_ahead_dso *v, size_t n, size_t front, char *out,
 		     size_t size)
@@ -1096,29 +1113,10 @@ static void test_ahead(void)
 	T_EQ_INT(ref.st.dsos_ahead, 0);
 	T(strstr(ref.frames, "qsort") != NULL);
 	T_EQ_INT(ref.listed, 4);
-	/* Drained: the thread opened all four; raced: whoever came first. */
-	T_EQ_INT(run1.st.dsos_ahead, 4);
-	T(run2.st.dsos_ahead <= 4);
-	T_EQ_INT(run1.listed_before, 0);
-	T_EQ_INT(run2.listed_before, 0);
-	T_EQ_STR(run1.log.text, ref.log.text);
-	T_EQ_STR(run2.log.text, ref.log.text);
-	T_EQ_STR(run1.frames, ref.frames);
-	T_EQ_STR(run2.frames, ref.frames);
-	run1.st.dsos_ahead = run2.st.dsos_ahead = 0;
-	T(!memcmp(&run1.st, &ref.st, sizeof(ref.st)));
-	T(!memcmp(&run2.st, &ref.st, sizeof(ref.st)));
-	T_EQ_INT(run1.listed, 4);
-	T_EQ_INT(run2.listed, 4);
-	T_EQ_INT(run3.st.dsos_ahead, 4);
-	T(run4.st.dsos_ahead <= 4);
-	T_EQ_STR(run3.log.text, ref.log.text);
-	T_EQ_STR(run4.log.text, ref.log.text);
-	T_EQ_STR(run3.frames, ref.frames);
-	T_EQ_STR(run4.frames, ref.frames);
-	run3.st.dsos_ahead = run4.st.dsos_ahead = 0;
-	T(!memcmp(&run3.st, &ref.st, sizeof(ref.st)));
-	T(!memcmp(&run4.st, &ref.st, sizeof(ref.st)));
+	ahead_same(&ref, &run1, true);
+	ahead_same(&ref, &run2, false);
+	ahead_same(&ref, &run3, true);
+	ahead_same(&ref, &run4, false);
 	ahead_order(v, libc, strstr(ref.frames, "qsort:?:") == NULL);
 	dlclose(fx.h);
 }
