@@ -1310,6 +1310,20 @@ static int name_ahead(struct perfspy_session *s, const struct rd_evsel *ev,
 	return put - last < NAMER_WINDOW / 16 ? -ECANCELED : 0;
 }
 
+/* A sample's thread in the model, made on first sight (a tid met in
+ * another process loses its name: mach_thread()), and counted. The
+ * builder does the same for the samples it is not sent whole (§6.25). */
+static struct mach_thread *sample_thread(struct perfspy_session *s, s32 pid, s32 tid)
+{
+	struct mach_thread *t = mach_thread(&s->mach, pid, tid);
+
+	if (t) {
+		t->nr_samples++;
+		t->seen = true;
+	}
+	return t;
+}
+
 static int on_sample(struct perfspy_session *s, const struct perf_event_header *h)
 {
 	struct rd_evsel *ev = rd_evsel_of(&s->rd, h);
@@ -1362,11 +1376,9 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	if (smp.cpumode == PERF_RECORD_MISC_KERNEL ||
 	    (smp.callchain_nr && rec_callchain_ip(&smp, 0) == PERF_CONTEXT_KERNEL))
 		s->nr_kernel_samples++;
-	t = mach_thread(&s->mach, (s32)smp.pid, (s32)smp.tid);
+	t = sample_thread(s, (s32)smp.pid, (s32)smp.tid);
 	if (!t)
 		return -ENOMEM;
-	t->nr_samples++;
-	t->seen = true;
 	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size) && !s->namer_w &&
 	    !s->builder)
 		fp_stat(s, &smp);
@@ -2164,6 +2176,32 @@ static int convert_split(struct perfspy_session *s, u32 n)
 
 /* ------------------------------------------------ names read ahead */
 
+/* One message of the feed, on the builder's session @b. */
+static int builder_take(struct perfspy_session *b, const struct feed_msg *m)
+{
+	b->cur_off = m->off;
+	if (m->kind == FEED_RECORD)
+		return deliver(b, m->hdr);
+	if (m->kind == FEED_SAMPLE) {
+		/* The reading session's count, which the names log is
+		 * keyed by (§6.19). */
+		b->nr_samples = m->sample - 1;
+		b->build_token = m->token;
+		return on_sample(b, m->hdr);
+	}
+	/* A hit, or a sample not folded: what on_sample() does to the model. */
+	if (!sample_thread(b, m->pid, m->tid))
+		return -ENOMEM;
+	if (m->kind != FEED_HIT)
+		return 0;
+	/* A token is built before its first hit; one that was not means
+	 * the sessions disagree. */
+	if (m->token >= b->cap_tok || b->tok_stack[m->token] == NO_TOKEN)
+		return -EPROTO;
+	fold_add_to(b->folder, b->tok_stack[m->token], m->weight);
+	return 0;
+}
+
 /*
  * The builder's thread: its pass is the messages of the reading session,
  * delivered in their order; it reads no records of its own. A failure
@@ -2197,35 +2235,8 @@ static void *builder_main(void *arg)
 			}
 		}
 		m = &f->ring[head % FEED_RING];
-		if (!err) {
-			b->cur_off = m->off;
-			if (m->kind == FEED_HIT || m->kind == FEED_SEEN) {
-				/* What on_sample() does to the model. */
-				struct mach_thread *t = mach_thread(&b->mach, m->pid, m->tid);
-
-				if (!t) {
-					err = -ENOMEM;
-				} else {
-					t->nr_samples++;
-					t->seen = true;
-				}
-				/* A token is built before its first hit; one
-				 * that was not means the sessions disagree. */
-				if (t && m->kind == FEED_HIT && m->token < b->cap_tok &&
-				    b->tok_stack[m->token] != NO_TOKEN)
-					fold_add_to(b->folder, b->tok_stack[m->token], m->weight);
-				else if (t && m->kind == FEED_HIT)
-					err = -EPROTO;
-			} else if (m->kind == FEED_SAMPLE) {
-				/* The reading session's count, which the
-				 * names log is keyed by (§6.19). */
-				b->nr_samples = m->sample - 1;
-				b->build_token = m->token;
-				err = on_sample(b, m->hdr);
-			} else {
-				err = deliver(b, m->hdr);
-			}
-		}
+		if (!err)
+			err = builder_take(b, m);
 		if (++head % FEED_BATCH == 0) {
 			__atomic_store_n(&f->head, head, __ATOMIC_RELEASE);
 			__atomic_store_n(f->keep_at, m->floor, __ATOMIC_RELAXED);
