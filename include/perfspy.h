@@ -267,20 +267,25 @@ struct perfspy_convert_opts {
 	 * file of the other byte order, @idle and a folder keeping a
 	 * timeline convert on the calling thread. */
 	int jobs;
-	/* issue 16 (docs/design.md §6.19): with @jobs 0 or 1, a
+	/* issue 16 (docs/design.md §6.19, §6.26): with @jobs 0 or 1, a
 	 * frame-pointer recording read in place may have its addresses
-	 * named on a second thread, by a second session reading ahead;
-	 * the folder and the output are the same either way. enum
-	 * perfspy_name_ahead: AUTO (0) does it for files of 2 MB of data
-	 * or more with more than one CPU to run on (online, and in the
-	 * process's affinity mask). */
+	 * named ahead of the stacks that need them: by the session that
+	 * feeds @build_behind's builder, or by a second session reading
+	 * ahead on a thread of its own; the folder and the output are the
+	 * same either way. enum perfspy_name_ahead: AUTO (0) does it for
+	 * files of 2 MB of data or more with more than one CPU to run on
+	 * (online, and in the process's affinity mask), with the builder
+	 * where its callchains are shallow (the first 1,024 samples average
+	 * under 24 entries); ALWAYS by the second session unless
+	 * @build_behind is ALWAYS too. */
 	int name_ahead;
 	/* issue 16 (docs/design.md §6.25): with @jobs 0 or 1, a
 	 * frame-pointer recording read in place may have its stacks built
 	 * and folded on a second thread, fed by the session that reads the
 	 * records and probes the callchain cache; the folder and the output
 	 * are the same either way. enum perfspy_build_behind: AUTO (0)
-	 * does it where @name_ahead's AUTO would name ahead. */
+	 * does it where @name_ahead's AUTO would name ahead, and with
+	 * @name_ahead NEVER where the callchains are deep. */
 	int build_behind;
 	size_t : 0;
 };

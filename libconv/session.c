@@ -711,6 +711,23 @@ struct feed {
 	int err;
 };
 
+/*
+ * A wait for the other side: a spin, then naps of 20 us. Not
+ * sched_yield(): the builder waits at the start of a pass while the
+ * reading session waits for its first names (§6.26), and a yielding
+ * thread stays runnable, taking its CPU's share from the threads that
+ * open and inflate those names' DSOs.
+ */
+static void feed_wait(unsigned *spins)
+{
+	struct timespec ts = { 0, 20 * 1000 };
+
+	if (++*spins > FEED_SPINS)
+		nanosleep(&ts, NULL);
+	else
+		cpu_relax();
+}
+
 static void feed_publish(struct feed *f)
 {
 	__atomic_store_n(&f->tail, f->ltail, __ATOMIC_RELEASE);
@@ -726,10 +743,7 @@ static void feed_put(struct feed *f, const struct feed_msg *m)
 		f->lhead = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE);
 		if (f->ltail - f->lhead < FEED_RING)
 			break;
-		if (++spins > FEED_SPINS)
-			sched_yield();
-		else
-			cpu_relax();
+		feed_wait(&spins);
 	}
 	f->ring[f->ltail % FEED_RING] = *m;
 	f->nr_kind[m->kind]++;
@@ -757,8 +771,9 @@ static void feed_seen(struct perfspy_session *s, const struct rec_sample *smp)
 
 /* fold_sample() of the reading session: the callchain cache as there,
  * and the stack for the builder to build or add to. */
-static int feed_sample(struct perfspy_session *s, const struct rec_sample *smp,
-		       struct mach_thread *t, u64 weight, const struct perf_event_header *h)
+static int feed_sample(struct perfspy_session *s, const struct rd_evsel *ev,
+		       const struct rec_sample *smp, struct mach_thread *t, u64 weight,
+		       const struct perf_event_header *h)
 {
 	struct feed_msg m = { .hdr = h, .off = s->cur_off, .floor = s->feed_floor,
 			      .weight = weight, .sample = s->nr_samples, .token = NO_TOKEN,
@@ -777,6 +792,12 @@ static int feed_sample(struct perfspy_session *s, const struct rec_sample *smp,
 		 * builder alone touches the folder. */
 		ce->stack = m.token = s->feed->tokens++;
 		chain_claim(s, ce, h1, h2);
+	}
+	if (m.kind == FEED_SAMPLE && s->namer_w) {
+		err = stk_name_ahead(&s->stk, ev, smp, s->nr_samples, s->namer);
+		if (err)
+			return err;
+		namer_through(s->namer, s->nr_samples);
 	}
 	feed_put(s->feed, &m);
 	return 0;
@@ -1379,8 +1400,8 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	t = sample_thread(s, (s32)smp.pid, (s32)smp.tid);
 	if (!t)
 		return -ENOMEM;
-	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size) && !s->namer_w &&
-	    !s->builder)
+	if (smp.callchain_nr && !(smp.regs_abi && smp.stack_size) &&
+	    (!s->namer_w || s->feed) && !s->builder)
 		fp_stat(s, &smp);
 	if (!s->folder) {
 		size_t n;
@@ -1399,11 +1420,11 @@ static int on_sample(struct perfspy_session *s, const struct perf_event_header *
 	s->stats.samples_kept++;
 	if (s->nr_jobs > 1 && owner != s->job)
 		return 0;
-	if (s->namer_w)
-		return name_ahead(s, ev, &smp);
 	weight = OPTS_GET(s->copts, weight, 0) == PERFSPY_WEIGHT_PERIOD ? smp.period : 1;
 	if (s->feed)
-		return feed_sample(s, &smp, t, weight, h);
+		return feed_sample(s, ev, &smp, t, weight, h);
+	if (s->namer_w)
+		return name_ahead(s, ev, &smp);
 	if (s->builder)
 		return build_sample(s, ev, &smp, t, weight);
 	return fold_sample(s, ev, &smp, t, weight);
@@ -1769,7 +1790,8 @@ static int open_ahead(struct perfspy_session *s)
 
 	/* A session taking its names from a log names nothing at first
 	 * (docs/design.md §6.19); its namer opens them ahead instead. */
-	if (!s->folder || s->feed || s->rsym || (s->namer && !s->namer_w) || !s->rd.nr_build_ids ||
+	if (!s->folder || (s->feed && !s->namer_w) || s->rsym || (s->namer && !s->namer_w) ||
+	    !s->rd.nr_build_ids ||
 	    OPTS_GET(o, pid, 0) || OPTS_GET(o, tid, 0) || OPTS_GET(o, comm, NULL) ||
 	    online_cpus() < 2)
 		return 0;
@@ -2228,10 +2250,8 @@ static void *builder_main(void *arg)
 				tail = __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE);
 				if (head == tail)
 					goto out;
-			} else if (++spins > FEED_SPINS) {
-				sched_yield();
 			} else {
-				cpu_relax();
+				feed_wait(&spins);
 			}
 		}
 		m = &f->ring[head % FEED_RING];
@@ -2304,7 +2324,7 @@ static bool can_build_behind(const struct perfspy_session *s, bool always)
 }
 
 /* The samples looked at, and the mean callchain length from which the
- * stacks are built behind by default (§6.25). */
+ * builder names its own frames by default (§6.25, §6.26). */
 #define DEPTH_SAMPLES 1024u
 #define DEPTH_BEHIND 24u
 
@@ -2312,9 +2332,10 @@ static bool can_build_behind(const struct perfspy_session *s, bool always)
  * Whether the first DEPTH_SAMPLES samples' callchains are DEPTH_BEHIND
  * entries long on average. Where they are, building a stack (a frame a
  * callchain entry, the fold of as many ids) is most of a sample's cost
- * and pays on a thread of its own; where frame-pointer chains stop after
- * a few frames (libraries built without them) reading and naming are,
- * and the namer pays instead (§6.19). Reads the records where they lie
+ * and pays on a thread of its own, which names what it meets; where
+ * frame-pointer chains stop after a few frames (libraries built without
+ * them) reading and naming are, and the reading session names ahead of
+ * the builder (§6.26). Reads the records where they lie
  * (can_build_behind()), the reader's position untouched.
  */
 static bool deep_stacks(struct perfspy_session *s)
@@ -2344,15 +2365,18 @@ static bool deep_stacks(struct perfspy_session *s)
 /*
  * The pass with its stacks built on a thread of their own (§6.25): the
  * session reads, orders, keeps the statistics and probes the callchain
- * cache; a builder session (slot 1 of keep_at) builds and folds. Its
- * messages are said after the pass, each once. Without a thread, the
- * session's own pass as always.
+ * cache; a builder session (slot 1 of keep_at) builds and folds. With
+ * @names the session also names each new address of the samples it
+ * sends to be built, into a names log the builder takes them from
+ * (§6.26). Its messages are said after the pass, each once. Without a
+ * thread, the session's own pass as always.
  */
-static int convert_behind(struct perfspy_session *s)
+static int convert_behind(struct perfspy_session *s, bool names)
 {
 	struct log_tee tee = { .out = s->log };
 	u64 keep_at[2] = { 0, 0 };
 	struct feed f = { .keep_at = &keep_at[1] };
+	struct namer *nm = NULL;
 	struct job j = { 0 };
 	int stop = 0, err;
 	pthread_t th;
@@ -2360,9 +2384,12 @@ static int convert_behind(struct perfspy_session *s)
 	f.ring = malloc(FEED_RING * sizeof(*f.ring));
 	if (!f.ring)
 		return -ENOMEM;
-	err = job_open(s, &j, 1, &stop);
+	err = names ? namer_new(&nm) : 0;
+	if (!err)
+		err = job_open(s, &j, 1, &stop);
 	if (err)
 		goto out;
+	j.s->namer = nm;
 	/* The builder folds into the caller's folder: the reading
 	 * session never touches it during the pass. */
 	perfspy_folder__free(j.folder);
@@ -2376,17 +2403,24 @@ static int convert_behind(struct perfspy_session *s)
 		err = one_pass(s);
 		goto out;
 	}
-	log_msg(&s->log, LOG_INFO, "%s: building stacks on a second thread", s->path);
+	log_msg(&s->log, LOG_INFO, "%s: building stacks on a second thread%s", s->path,
+		nm ? ", their frames named ahead by the reading one" : "");
 	strset_init(&tee.seen);
 	s->log.fn = tee_log;
 	s->log.ctx = &tee;
 	s->keep_at = keep_at;
 	s->nr_keep = 2;
 	s->feed = &f;
+	s->namer = nm;
+	s->namer_w = nm != NULL;
 	err = one_pass(s);
+	if (nm)
+		namer_finish(nm);
 	feed_publish(&f);
 	__atomic_store_n(&f.done, true, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
+	s->namer = NULL;
+	s->namer_w = false;
 	s->feed = NULL;
 	s->keep_at = NULL;
 	s->nr_keep = 0;
@@ -2396,6 +2430,15 @@ static int convert_behind(struct perfspy_session *s)
 		s->path, (unsigned long long)f.nr_kind[FEED_SAMPLE],
 		(unsigned long long)f.nr_kind[FEED_HIT],
 		(unsigned long long)(f.nr_kind[FEED_RECORD] + f.nr_kind[FEED_SEEN]));
+	if (nm) {
+		struct namer_stats st;
+
+		namer_stats(nm, &st);
+		log_msg(&s->log, LOG_DEBUG,
+			"%s: %llu addresses named ahead, %llu taken, %llu named here, %llu waits",
+			s->path, (unsigned long long)st.put, (unsigned long long)st.taken,
+			(unsigned long long)st.missed, (unsigned long long)st.waits);
+	}
 	if (!err)
 		err = f.err;
 	if (!err)
@@ -2418,6 +2461,7 @@ out:
 	if (j.s)
 		free(j.s->tok_stack);
 	job_free(&j);
+	namer_free(nm);
 	free(f.ring);
 	return err;
 }
@@ -2485,7 +2529,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 {
 	size_t i;
 	int err, jobs, ahead, behind;
-	bool build;
+	bool build, deep, names = false;
 
 	if (!s)
 		return -EINVAL;
@@ -2526,15 +2570,25 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 	jobs = OPTS_GET(opts, jobs, 0);
 	ahead = OPTS_GET(opts, name_ahead, PERFSPY_NAME_AHEAD_AUTO);
 	behind = OPTS_GET(opts, build_behind, PERFSPY_BUILD_BEHIND_AUTO);
-	/* The builder or the namer (§6.25): both at once measured slower
-	 * than either. */
+	/* The builder or the namer thread (§6.25): both at once measured
+	 * slower than either. With the builder, the reading session names
+	 * ahead (§6.26) where chains are shallow; deep ones the builder
+	 * names itself. Without names read ahead (name_ahead NEVER), the
+	 * builder pays only where chains are deep. The namer thread is
+	 * left for name_ahead ALWAYS and files the builder cannot take. */
 	build = behind == PERFSPY_BUILD_BEHIND_ALWAYS ? can_build_behind(s, true) :
 		behind == PERFSPY_BUILD_BEHIND_AUTO && ahead != PERFSPY_NAME_AHEAD_ALWAYS &&
-		online_cpus() > 1 && can_build_behind(s, false) && deep_stacks(s);
+		online_cpus() > 1 && can_build_behind(s, false);
+	if (build) {
+		deep = deep_stacks(s);
+		names = ahead == PERFSPY_NAME_AHEAD_ALWAYS ||
+			(ahead == PERFSPY_NAME_AHEAD_AUTO && !deep);
+		build = names || deep || behind == PERFSPY_BUILD_BEHIND_ALWAYS;
+	}
 	if (jobs > 1 && can_split(s))
 		err = convert_split(s, jobs > 256 ? 256 : (u32)jobs);
 	else if (build)
-		err = convert_behind(s);
+		err = convert_behind(s, names);
 	else if (ahead == PERFSPY_NAME_AHEAD_ALWAYS ? can_name_ahead(s, true) :
 		 ahead == PERFSPY_NAME_AHEAD_AUTO && online_cpus() > 1 &&
 		 can_name_ahead(s, false))

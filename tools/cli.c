@@ -714,9 +714,9 @@ static void heap_hint(const struct perfspy_info *info)
 }
 
 /* PERFSPY_NAME_AHEAD and PERFSPY_BUILD_BEHIND, =0 or =1, turn the
- * naming thread (docs/design.md §6.19) and the stacks built on a second
- * thread (§6.25) off, or on wherever they can run: to measure them, and
- * to test both ways. Unset (or anything else): the library decides.
+ * names read ahead (docs/design.md §6.19, §6.26) and the stacks built on
+ * a second thread (§6.25) off, or on wherever they can run: to measure
+ * them, and to test both ways. Unset (or anything else): the library decides.
  * @never, @always, @auto: the option's values. */
 static int helper_env(const char *name, int never, int always, int dflt)
 {

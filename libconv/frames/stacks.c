@@ -158,6 +158,9 @@ void stk_shed(struct stk_ctx *c)
 	free(c->sflags);
 	free(c->uframes);
 	idmap_free(&c->rdsos);
+	free(c->named);
+	c->named = NULL;
+	c->named_cap = c->named_nr = 0;
 	c->fids = c->stack = NULL;
 	c->fflags = c->sflags = NULL;
 	c->uframes = NULL;
@@ -587,6 +590,37 @@ static int render_dso(struct stk_ctx *c, struct sym_dso *dso, u64 b, u64 ip)
 	return 0;
 }
 
+/* The kernel's frames' library, and their names' key in the names log. */
+static const char KERNEL_DSO[] = "[kernel.kallsyms]";
+
+/*
+ * Kernel address @ip's name into *@kf: 1, 0 for none, or -ENOMEM. From
+ * the names log first (docs/design.md §6.26); else from the shared
+ * symbolizer under its lock (-j N), the namer's once it has left (its
+ * kernel symbols read already), or this session's own.
+ */
+static int kernel_frame(struct stk_ctx *c, u64 ip, struct sym_frame *kf)
+{
+	struct sym_ctx *ks;
+	int n = NAMER_MISS;
+
+	if (c->namer) {
+		n = namer_take(c->namer, c->sample, KERNEL_DSO, ip, kf);
+		if (n == NAMER_MISS && !c->rsym)
+			c->rsym = namer_left(c->namer);
+	}
+	if (n != NAMER_MISS)
+		return n;
+	ks = c->rsym ? c->rsym : c->sym;
+	if (c->rlock)
+		pthread_mutex_lock(c->rlock);
+	n = mach_kernel_syms_in(c->mach, ks) ? sym_kernel_resolve(ks, ip, kf) : 0;
+	if (c->rlock)
+		pthread_mutex_unlock(c->rlock);
+	kf->file = NULL;
+	return n;
+}
+
 static int resolve_into(struct stk_ctx *c, struct stk_cache_ent *e,
 			const struct unw_code *code, const char *anon_name, u64 ip)
 {
@@ -602,20 +636,12 @@ static int resolve_into(struct stk_ctx *c, struct stk_cache_ent *e,
 		n = render_jit(c, code->jit);
 		break;
 	case FK_KERNEL:
-		if (c->rlock) {
-			pthread_mutex_lock(c->rlock);
-			n = mach_kernel_syms_in(c->mach, c->rsym) ?
-				sym_kernel_resolve(c->rsym, ip, &kf) : 0;
-			pthread_mutex_unlock(c->rlock);
-		} else {
-			n = mach_kernel_syms(c->mach) ? sym_kernel_resolve(c->sym, ip, &kf) : 0;
-		}
+		n = kernel_frame(c, ip, &kf);
 		if (n < 0)
 			break;
-		kf.file = NULL;
 		if (!n)
 			c->stats->frames_unknown++;
-		n = add_id(c, native_frame(c, n ? &kf : NULL, "[kernel.kallsyms]", ip), 0);
+		n = add_id(c, native_frame(c, n ? &kf : NULL, KERNEL_DSO, ip), 0);
 		break;
 	default:
 		c->stats->frames_unknown++;
@@ -908,6 +934,11 @@ static inline u64 memo_pg(s32 pid, u32 gen)
 	return ((u64)gen << 32) | (u32)pid;
 }
 
+/* The process and generation word of kernel addresses' memo slots:
+ * no process's (memo_pg() of pid -1 in generation 0xffffffff), and
+ * their key has MEMO_KERNEL besides. */
+#define MEMO_PG_KERNEL UINT64_MAX
+
 /* @ip's memo slot for the process and generation @pg. One multiply
  * (Fibonacci hashing, the product's top bits): the slot is looked for
  * once per callchain entry of every chain the session's cache misses
@@ -989,9 +1020,13 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 		/* The first entry of a context is where the task was
 		 * interrupted, the rest are return addresses. */
 		if (memo) {
-			struct stk_memo *m = &memo[memo_idx(ip, pg)];
+			/* A kernel address's frames are the same in every
+			 * process and maps generation (the frame cache keys
+			 * it by the address alone): one key for all. */
+			const u64 mpg = kernel ? MEMO_PG_KERNEL : pg;
+			struct stk_memo *m = &memo[memo_idx(ip, mpg)];
 
-			if (memo_holds(m, ip, pg, key)) {
+			if (memo_holds(m, ip, mpg, key)) {
 				u32 nr = m->nr;
 
 				/* room: what both arrays hold past k, known
@@ -1014,7 +1049,7 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 				k += nr;
 				hits += nr;
 			} else {
-				err = push_memo_miss(c, m, ip, kernel, !first, pg, key, &k);
+				err = push_memo_miss(c, m, ip, kernel, !first, mpg, key, &k);
 				room = 0;
 			}
 		} else {
@@ -1206,19 +1241,88 @@ static size_t filter(struct stk_ctx *c, size_t n)
 }
 
 /*
- * One user address of stk_name_ahead(): named and logged if the frame
- * cache has not seen it, with the key push_frames_e() gives it. The memo
- * (push_callchain()'s table, holding no frames here) skips the repeats of deep
- * stacks without the map lookup.
+ * What the naming session named: a set of 64-bit fingerprints of (DSO,
+ * offset, return), 8 bytes a slot, where the frame cache's entries are
+ * 32 (docs/design.md §6.26). On the build bench recording the memo
+ * misses 183,000 of 193,000 user entries (hundreds of short processes
+ * run the same code at other addresses) and the frame cache's table
+ * outgrew the second-level cache: each look was a load from the third
+ * level, about 100-170 ns on this project's machine. The 41,700
+ * fingerprints fit in 1 MB. Two keys of one fingerprint (odds of about
+ * 1e-10 there) lose only time: the second address is not named ahead,
+ * and the session that builds the stack names it itself.
+ */
+static int named_grow(struct stk_ctx *c)
+{
+	size_t cap = c->named_cap ? c->named_cap * 2 : 4096, i, j;
+	u64 *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < c->named_cap; i++) {
+		u64 k = c->named[i];
+
+		if (!k)
+			continue;
+		for (j = (size_t)k & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
+			;
+		v[j] = k;
+	}
+	free(c->named);
+	c->named = v;
+	c->named_cap = cap;
+	return 0;
+}
+
+/* 1 if @dso's @b was not named before (and is now taken), 0 if it was,
+ * -ENOMEM. */
+static int named_add(struct stk_ctx *c, const struct sym_dso *dso, u64 b)
+{
+	u64 k = hash_mix((u64)(uintptr_t)dso ^ hash_mix(b)) | 1;
+	size_t j;
+
+	if (c->named_nr + 1 > c->named_cap / 2 && named_grow(c))
+		return -ENOMEM;
+	for (j = (size_t)k & (c->named_cap - 1); c->named[j]; j = (j + 1) & (c->named_cap - 1))
+		if (c->named[j] == k)
+			return 0;
+	c->named[j] = k;
+	c->named_nr++;
+	return 1;
+}
+
+/* A kernel address of sample @sample: named into @nm unless named before
+ * (docs/design.md §6.26). The frame cache keys kernel frames by the
+ * address alone (push_frames_e()), so does this. Where the kernel's
+ * symbols are unusable (another machine's recording) the record says
+ * so, with no frame: the session that builds then never reads them. */
+static int name_kernel(struct stk_ctx *c, u64 ip, u64 sample, struct namer *nm)
+{
+	struct sym_frame kf;
+	int n = named_add(c, NULL, ip);
+
+	if (n <= 0)
+		return n;
+	n = mach_kernel_syms(c->mach) ? sym_kernel_resolve(c->sym, ip, &kf) : 0;
+	if (n < 0)
+		return n;
+	kf.file = NULL;
+	return namer_put(nm, sample, KERNEL_DSO, ip, &kf, (u32)n);
+}
+
+/*
+ * One user address of stk_name_ahead(): named and logged unless named
+ * before (named_add()), with the key push_frames_e() gives it. The memo
+ * (push_callchain()'s table, holding no frames here) skips the repeats of
+ * deep stacks without the map lookup.
  */
 static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 sample,
 		    struct namer *nm)
 {
 	u8 key = MEMO_USED | (is_return ? MEMO_RET : 0);
 	struct sym_frame frames[SYM_MAX_FRAMES];
-	struct stk_cache_ent *e;
 	struct unw_code code;
-	u64 pg = memo_pg(c->pid, gen), b, h;
+	u64 pg = memo_pg(c->pid, gen), b;
 	struct stk_memo *m = &c->memo[memo_idx(ip, pg)];
 	int n;
 
@@ -1229,16 +1333,12 @@ static int name_one(struct stk_ctx *c, u64 ip, bool is_return, u32 gen, u64 samp
 		return 0;
 	*m = (struct stk_memo){ ip, pg, 0, 0, key };
 	b = ((code.file_off + is_return) << 1) | is_return;
-	if (!(e = cache_probe(c, (u64)(uintptr_t)code.dso, b, FK_DSO, &h)))
-		return -ENOMEM;
-	if (htab_used(e))
-		return 0;
+	n = named_add(c, code.dso, b);
+	if (n <= 0)
+		return n;
 	n = sym_resolve_once(c->sym, code.dso, b >> 1, b & 1, frames);
 	if (n < 0)
 		return n;
-	e->first = 0;
-	e->nr = 0;
-	htab_claim(&c->cache, e, h);
 	return namer_put(nm, sample, sym_dso_name(code.dso), b, frames, (u32)n);
 }
 
@@ -1259,8 +1359,9 @@ int stk_name_ahead(struct stk_ctx *c, const struct rd_evsel *ev,
 		return -ENOMEM;
 	gen = mach_maps_gen(c->mach, c->pid);
 	if (!smp->callchain_nr)
-		return kernel ? 0 : name_one(c, smp->ip, false, gen, sample, nm);
-	/* push_callchain()'s walk, user contexts only. */
+		return !kernel ? name_one(c, smp->ip, false, gen, sample, nm) :
+			c->o.no_kernel ? 0 : name_kernel(c, smp->ip, sample, nm);
+	/* push_callchain()'s walk, user and kernel contexts. */
 	for (i = 0; !err && i < smp->callchain_nr; i++) {
 		ip = rec_callchain_ip(smp, i);
 		if (ip >= CTX_MAX) {
@@ -1271,6 +1372,8 @@ int stk_name_ahead(struct stk_ctx *c, const struct rd_evsel *ev,
 		}
 		if (!skip && !kernel)
 			err = name_one(c, ip, !first, gen, sample, nm);
+		else if (!skip && !c->o.no_kernel)
+			err = name_kernel(c, ip, sample, nm);
 		first = false;
 	}
 	return err;

@@ -99,6 +99,12 @@ struct stk_ctx {
 	 * number of the sample being built, as the log counts them. */
 	struct namer *namer;
 	u64 sample;
+
+	/* The naming session's record of what it named (stk_name_ahead):
+	 * one 64-bit fingerprint a (DSO, offset, return), open addressing,
+	 * 0 free (docs/design.md §6.26). */
+	u64 *named;
+	size_t named_cap, named_nr;
 };
 
 /* Name frames through @rsym under @rlock from now on (stk_ctx.rsym). */

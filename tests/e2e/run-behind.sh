@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# e2e: stacks built behind (issue 16, docs/design.md §6.25). On a
+# e2e: stacks built behind (issue 16, docs/design.md §6.25, §6.26). On a
 # frame-pointer recording the converting session reads, orders and
 # probes the callchain cache, and a builder session on a second thread,
-# fed the records and the cache's answers, builds and folds the stacks.
-# The output must be the bytes of a conversion without it
-# (PERFSPY_BUILD_BEHIND=0) and the messages the same: every perf.data of
-# the shared corpus, forced on whatever its size (raw, --threads, pprof),
-# a program with deep frame-pointer stacks (bench/workload.c: the builder
-# runs unasked there), a program with shallow ones (the namer's case, not
-# the builder's), with filters, and CPython 3.12 -X perf.
+# fed the records and the cache's answers, builds and folds the stacks;
+# where chains are shallow the reading session also names each new
+# address ahead of the builder. The output must be the bytes of a
+# conversion without it (PERFSPY_BUILD_BEHIND=0) and the messages the
+# same: every perf.data of the shared corpus, forced on whatever its size
+# (raw, --threads, pprof), with names read ahead and without, a program
+# with deep frame-pointer stacks (bench/workload.c: the builder names its
+# own frames, unasked), a program with shallow ones (the reading session
+# names them, unasked), with filters, and CPython 3.12 -X perf.
 . "$(dirname "$0")/lib.sh"
 
 need_perf
@@ -34,7 +36,35 @@ forced_stats() {
 		grep . || echo none
 }
 
+# names_stats IN ARGS...: the names read ahead for the builder
+# ("put taken here waits"), PERFSPY_BUILD_BEHIND=1, or "none".
+names_stats() {
+	local in=$1
+	shift
+	PERFSPY_BUILD_BEHIND=1 "$PERFSPY" convert -v -v "$@" -i "$in" -o /dev/null 2>&1 |
+		sed -n 's/.*: \([0-9]*\) addresses named ahead, \([0-9]*\) taken, \([0-9]*\) named here, \([0-9]*\) waits$/\1 \2 \3 \4/p' |
+		grep . || echo none
+}
+
+# The corpus's chains are shallow: the reading session names ahead.
 forced_corpus "the builder"
+# Every name read ahead is taken, and the builder names none itself.
+if [ -d "$TOP/../shared/corpus/perf_data_converter" ]; then
+	nf=0 nput=0 odd=
+	for f in "$TOP"/../shared/corpus/perf_data_converter/perf.data.*; do
+		read -r put taken here waits <<<"$(names_stats "$f")"
+		[ "$put" = none ] && continue
+		[ "$taken" = "$put" ] && [ "$here" = 0 ] || odd="$odd ${f##*/}($put $taken $here)"
+		[ "$put" -gt 0 ] && nf=$((nf + 1)) && nput=$((nput + put))
+	done
+	if [ -z "$odd" ] && [ "$nf" -ge 15 ]; then
+		pass "corpus: $nput addresses of $nf files named ahead by the reading session, all taken by the builder"
+	else
+		fail "corpus: names ahead in $nf files; put, taken, named by the builder:$odd"
+	fi
+fi
+# And the builder naming every frame itself.
+PERFSPY_NAME_AHEAD=0 forced_corpus "the builder naming its own frames"
 
 # Deep stacks: bench/workload.c's four threads run each unit of work below
 # 8-55 frames.
@@ -69,35 +99,67 @@ print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(56), 48)[0])' "$deep
 	a=$(forced_stats "$deep" "")
 	z=$(forced_stats "$deep" 0)
 	nm=$(PERFSPY_BUILD_BEHIND='' "$PERFSPY" convert -v -v -i "$deep" -o /dev/null 2>&1 |
-		grep -c 'named ahead')
+		grep -c 'named ahead\|naming frames')
 	t=$(PERFSPY_BUILD_BEHIND='' taskset -c 0 "$PERFSPY" convert -v -v -i "$deep" \
 		-o /dev/null 2>&1 | grep -c 'built behind')
 	if [ "$dsz" -lt $((2 << 20)) ]; then
 		fail "deep stacks: $dsz bytes of data, under 2 MiB: the default cannot be checked"
 	elif [ "$a" != none ] && [ "$z" = none ] && [ "$nm" = 0 ] && [ "$t" = 0 ]; then
-		pass "deep stacks ($dsz bytes of data): built behind unasked, not with PERFSPY_BUILD_BEHIND=0 nor under taskset -c 0; no namer"
+		pass "deep stacks ($dsz bytes of data): built behind unasked, not with PERFSPY_BUILD_BEHIND=0 nor under taskset -c 0; nothing named ahead"
 	else
-		fail "deep stacks ($dsz bytes of data): unasked '$a' ($nm namer lines), with PERFSPY_BUILD_BEHIND=0 '$z', under taskset '$t'"
+		fail "deep stacks ($dsz bytes of data): unasked '$a' ($nm lines of names ahead), with PERFSPY_BUILD_BEHIND=0 '$z', under taskset '$t'"
 	fi
 else
 	fail "deep stacks: $(nproc) CPU online: the default cannot be checked"
 fi
 
 # Shallow stacks: the threads workload's chains are a few frames deep.
-# Building a stack is cheap there; the namer runs unasked, the builder
-# only when asked.
+# Naming is the work there: unasked, the builder runs with the reading
+# session naming ahead, and takes every name from it; with
+# PERFSPY_NAME_AHEAD=0 neither runs.
 build threads
 th=$SCRATCH/threads.data
 "$PERF" record -q -N -F 4999 -g -o "$th" -- "$E2E_BIN/threads" 3 >/dev/null 2>"$SCRATCH/threc.log" ||
 	die "perf record of the threads workload failed: $(tail -2 "$SCRATCH/threc.log")"
 forced_same "$th" "threads, frame pointers"
 FMTS="raw:" forced_same "$th" "threads, --comm ps-beta --no-kernel" --comm ps-beta --no-kernel
+PERFSPY_NAME_AHEAD=0 FMTS="raw:" forced_same "$th" "threads, the builder naming its own frames"
 a=$(forced_stats "$th" "")
-f=$(forced_stats "$th" 1)
-if [ "$a" = none ] && [ "$f" != none ]; then
-	pass "threads: shallow stacks, no builder unasked; asked, $f"
+z=$(PERFSPY_NAME_AHEAD=0 forced_stats "$th" "")
+read -r put taken here waits <<<"$(names_stats "$th")"
+if [ "$a" = none ] || [ "$z" != none ]; then
+	fail "threads: unasked '$a', with PERFSPY_NAME_AHEAD=0 '$z'"
+elif [ "$put" != none ] && [ "$put" -ge 10 ] && [ "$taken" = "$put" ] && [ "$here" = 0 ]; then
+	pass "threads: shallow stacks, built behind unasked ($a), not with PERFSPY_NAME_AHEAD=0; $put addresses named ahead, all taken ($waits waits)"
 else
-	fail "threads: unasked '$a', asked '$f'"
+	fail "threads: named ahead '$put', taken '${taken:-}', named by the builder '${here:-}'"
+fi
+
+# Two libraries of the same code at the same offsets (src/twin_lib.c built
+# twice, one string apart): the reading session keeps what it named by
+# library and offset, so the second library's frames are named ahead
+# too, and the builder names none itself.
+tw=$SCRATCH/twin
+mkdir -p "$tw" || die "mkdir $tw"
+twflags=(-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -D_GNU_SOURCE -Wall)
+for t in a b; do
+	(cd "$E2E_SRC" && ${CC:-cc} "${twflags[@]}" -shared -fPIC -DTWIN_TAG="\"$t\"" \
+		-o "$tw/libtw$t.so" twin_lib.c) || die "cannot compile twin_lib.c"
+done
+(cd "$E2E_SRC" && ${CC:-cc} "${twflags[@]}" -o "$tw/twin_main" twin_main.c -ldl) ||
+	die "cannot compile twin_main.c"
+twd=$SCRATCH/twin.data
+"$PERF" record -q -F 4999 -g -o "$twd" -- "$tw/twin_main" "$tw/libtwa.so" "$tw/libtwb.so" 2 \
+	>/dev/null 2>"$SCRATCH/twrec.log" ||
+	die "perf record of twin_main failed: $(tail -2 "$SCRATCH/twrec.log")"
+forced_same "$twd" "two libraries of the same code"
+read -r put taken here waits <<<"$(names_stats "$twd")"
+nb=$("$PERFSPY" convert -i "$twd" -o - 2>/dev/null | grep -c 'twin_leaf (twin_lib.c:[0-9]*)')
+if [ "$put" != none ] && [ "$put" -ge 20 ] && [ "$taken" = "$put" ] && [ "$here" = 0 ] &&
+	[ "$nb" -gt 0 ]; then
+	pass "two libraries of the same code: $put addresses named ahead, all taken, none named by the builder"
+else
+	fail "two libraries of the same code: named ahead '$put', taken '${taken:-}', named by the builder '${here:-}', $nb twin_leaf stacks"
 fi
 
 # CPython 3.12 -X perf recorded with -g: perf-map (JIT) frames beside the

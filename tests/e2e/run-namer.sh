@@ -7,8 +7,10 @@
 # the same set: every perf.data of the shared corpus, forced on whatever
 # its size (raw, --threads, pprof), a system-wide recording of a compiler
 # at work (thousands of new addresses: the namer runs to the end
-# and names nearly all of them, and a file that size gets it without being
-# asked, unless the process may run on one CPU only), CPython 3.12 -X perf with frame pointers (perf-map frames beside
+# and names nearly all of them, and a file that size has its names read
+# ahead without being asked, by the session that feeds the builder
+# (§6.26), unless the process may run on one CPU only), CPython 3.12
+# -X perf with frame pointers (perf-map frames beside
 # the named ones), and a program that runs the same code over and over,
 # where the namer gives up after two stretches of samples and the
 # converting session names the rest with the namer's symbolizer.
@@ -60,6 +62,12 @@ cc=$SCRATCH/cc.data
 wait "$cpid" "$cpid2"
 mkdir -p "$SCRATCH/nomaps"
 forced_same "$cc" "system-wide, cc1 at work" --perf-map-dir "$SCRATCH/nomaps"
+# The same names read ahead by the session that feeds the builder
+# (§6.26) against the namer's: the same bytes and messages.
+FORCE_VAR=PERFSPY_BUILD_BEHIND FORCE_OFF_SAYS='naming frames ahead' \
+	FORCE_ON_SAYS='building stacks on a second thread' FORCE_DID='built behind' \
+	forced_same "$cc" "system-wide, cc1 at work, names read ahead for the builder" \
+	--perf-map-dir "$SCRATCH/nomaps"
 mb=$(($(stat -c %s "$cc") >> 20))
 read -r put taken here waits <<<"$(forced_stats "$cc" 1 --perf-map-dir "$SCRATCH/nomaps")"
 if [ "$put" = none ]; then
@@ -69,9 +77,10 @@ elif [ "$taken" -gt 5000 ] && [ "$here" -lt $((taken / 20)) ]; then
 else
 	fail "system-wide cc1 ($mb MB): $put named ahead, $taken taken, $here named by the converting thread"
 fi
-# Unasked, a file of 2 MiB of data or more gets the namer (more than one
-# CPU to run on), a smaller one does not; PERFSPY_NAME_AHEAD=0 keeps it
-# off. The data section's size is the file header's data.size
+# Unasked, a file of 2 MiB of data or more has its names read ahead
+# (more than one CPU to run on; by the reading session that feeds the
+# builder, §6.26, which says the same counts), a smaller one does not;
+# PERFSPY_NAME_AHEAD=0 keeps it off. The data section's size is the file header's data.size
 # (docs/perf-data-format.md §1.1): bytes 48-55. On a host that steals
 # much of the CPUs' time the recording can come out small; then the
 # other side of the rule is what is checked.
@@ -82,9 +91,9 @@ print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(56), 48)[0])' "$cc")
 	a=$(forced_stats "$cc" "" --perf-map-dir "$SCRATCH/nomaps")
 	z=$(forced_stats "$cc" 0 --perf-map-dir "$SCRATCH/nomaps")
 	if [ "$dsz" -ge $((2 << 20)) ] && [ "$a" != none ] && [ "$z" = none ]; then
-		pass "system-wide cc1 ($dsz bytes of data): the namer runs unasked, and not with PERFSPY_NAME_AHEAD=0"
+		pass "system-wide cc1 ($dsz bytes of data): names read ahead unasked ($a), not with PERFSPY_NAME_AHEAD=0"
 	elif [ "$dsz" -lt $((2 << 20)) ] && [ "$a" = none ] && [ "$z" = none ]; then
-		pass "system-wide cc1 ($dsz bytes of data, under 2 MiB): no namer unasked"
+		pass "system-wide cc1 ($dsz bytes of data, under 2 MiB): no names read ahead unasked"
 	else
 		fail "system-wide cc1 ($dsz bytes of data): unasked '$a', with PERFSPY_NAME_AHEAD=0 '$z'"
 	fi
