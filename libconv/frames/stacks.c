@@ -119,6 +119,7 @@ int stk_init(struct stk_ctx *c, struct sym_ctx *sym, struct machine *mach,
 	strset_init(&c->libs);
 	strset_init(&c->short_paths);
 	htab_init(&c->names, sizeof(struct name_ent), 4096);
+	htab_init(&c->named, sizeof(u64), 4096);
 	err = py_ctx_new(py, &c->py);
 	if (err)
 		return err;
@@ -158,9 +159,7 @@ void stk_shed(struct stk_ctx *c)
 	free(c->sflags);
 	free(c->uframes);
 	idmap_free(&c->rdsos);
-	free(c->named);
-	c->named = NULL;
-	c->named_cap = c->named_nr = 0;
+	htab_free(&c->named);
 	c->fids = c->stack = NULL;
 	c->fflags = c->sflags = NULL;
 	c->uframes = NULL;
@@ -1240,10 +1239,18 @@ static size_t filter(struct stk_ctx *c, size_t n)
 	return k;
 }
 
+/* htab_probe()'s key test: an entry is its whole key, the hash word. */
+static bool named_eq(const void *ent, const void *key)
+{
+	(void)ent;
+	(void)key;
+	return true;
+}
+
 /*
  * What the naming session named: a set of 64-bit fingerprints of (DSO,
- * offset, return), 8 bytes a slot, where the frame cache's entries are
- * 32 (docs/design.md §6.26). On the build bench recording the memo
+ * offset, return): entries of the hash word alone, 8 bytes, where the
+ * frame cache's are 32 (docs/design.md §6.26). On the build bench recording the memo
  * misses 183,000 of 193,000 user entries (hundreds of short processes
  * run the same code at other addresses) and the frame cache's table
  * outgrew the second-level cache: each look was a load from the third
@@ -1252,42 +1259,19 @@ static size_t filter(struct stk_ctx *c, size_t n)
  * 1e-10 there) lose only time: the second address is not named ahead,
  * and the session that builds the stack names it itself.
  */
-static int named_grow(struct stk_ctx *c)
-{
-	size_t cap = c->named_cap ? c->named_cap * 2 : 4096, i, j;
-	u64 *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < c->named_cap; i++) {
-		u64 k = c->named[i];
-
-		if (!k)
-			continue;
-		for (j = (size_t)k & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
-			;
-		v[j] = k;
-	}
-	free(c->named);
-	c->named = v;
-	c->named_cap = cap;
-	return 0;
-}
-
 /* 1 if @dso's @b was not named before (and is now taken), 0 if it was,
  * -ENOMEM. */
 static int named_add(struct stk_ctx *c, const struct sym_dso *dso, u64 b)
 {
-	u64 k = hash_mix((u64)(uintptr_t)dso ^ hash_mix(b)) | 1;
-	size_t j;
+	u64 h = hash_mix((u64)(uintptr_t)dso ^ hash_mix(b));
+	void *e;
 
-	if (c->named_nr + 1 > c->named_cap / 2 && named_grow(c))
+	if (htab_reserve(&c->named))
 		return -ENOMEM;
-	for (j = (size_t)k & (c->named_cap - 1); c->named[j]; j = (j + 1) & (c->named_cap - 1))
-		if (c->named[j] == k)
-			return 0;
-	c->named[j] = k;
-	c->named_nr++;
+	e = htab_probe(&c->named, h, named_eq, NULL);
+	if (htab_used(e))
+		return 0;
+	htab_claim(&c->named, e, h);
 	return 1;
 }
 

@@ -101,10 +101,9 @@ struct stk_ctx {
 	u64 sample;
 
 	/* The naming session's record of what it named (stk_name_ahead):
-	 * one 64-bit fingerprint a (DSO, offset, return), open addressing,
-	 * 0 free (docs/design.md §6.26). */
-	u64 *named;
-	size_t named_cap, named_nr;
+	 * entries of one hash word, a fingerprint of (DSO, offset, return)
+	 * (docs/design.md §6.26). */
+	struct htab named;
 };
 
 /* Name frames through @rsym under @rlock from now on (stk_ctx.rsym). */
