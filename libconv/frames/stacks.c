@@ -1282,9 +1282,18 @@ static int named_add(struct stk_ctx *c, const struct sym_dso *dso, u64 b)
  * so, with no frame: the session that builds then never reads them. */
 static int name_kernel(struct stk_ctx *c, u64 ip, u64 sample, struct namer *nm)
 {
+	const u8 key = MEMO_USED | MEMO_KERNEL;
+	struct stk_memo *m = &c->memo[memo_idx(ip, MEMO_PG_KERNEL)];
 	struct sym_frame kf;
-	int n = named_add(c, NULL, ip);
+	int n;
 
+	/* The memo first, as for user addresses (name_one()): a kernel
+	 * stack's addresses repeat in most samples, and the set of what
+	 * was named is too large to stay in cache. */
+	if (memo_holds(m, ip, MEMO_PG_KERNEL, key))
+		return 0;
+	*m = (struct stk_memo){ ip, MEMO_PG_KERNEL, 0, 0, key };
+	n = named_add(c, NULL, ip);
 	if (n <= 0)
 		return n;
 	n = mach_kernel_syms(c->mach) ? sym_kernel_resolve(c->sym, ip, &kf) : 0;
