@@ -1784,6 +1784,17 @@ static bool user_dso_hit(const struct rd_build_id *b)
  */
 #define AHEAD_FRONT 4
 
+/* Whether an event of @rd samples the kernel. */
+static bool samples_kernel(const struct rd *rd)
+{
+	size_t i;
+
+	for (i = 0; i < rd->nr_evsels; i++)
+		if (!rd->evsels[i].attr.exclude_kernel)
+			return true;
+	return false;
+}
+
 static int open_ahead(struct perfspy_session *s)
 {
 	const struct perfspy_convert_opts *o = s->copts;
@@ -1820,6 +1831,10 @@ static int open_ahead(struct perfspy_session *s)
 	}
 	if (!err)
 		err = sym_open_ahead(s->sym, v, n, s->namer_w || s->builder ? AHEAD_FRONT : 0);
+	/* Waits for those DSOs load the kernel's symbols meanwhile, if
+	 * the session will name kernel frames (§6.27). */
+	if (!err && n)
+		sym_kernel_prefetch(s->sym, !OPTS_GET(o, no_kernel, false) && samples_kernel(&s->rd));
 	strset_free(&names);
 	free(v);
 	return err;

@@ -43,8 +43,8 @@
  * session's log takes (log_msg() filtered with the same level). */
 static void keep_note(void *arg, int level, const char *msg)
 {
-	struct sym_ahead *a = arg;
-	struct sym_dso *d = a->cur;
+	struct ahead_opener *o = arg;
+	struct sym_dso *d = o->cur;
 	char *t;
 
 	if (!d || ensure_mem((void **)&d->notes, &d->cap_notes, sizeof(*d->notes),
@@ -57,26 +57,28 @@ static void keep_note(void *arg, int level, const char *msg)
 	d->notes[d->nnotes++].text = t;
 }
 
-static void open_one(struct sym_ahead *a, struct sym_dso *d)
+static void open_one(struct ahead_opener *o, struct sym_dso *d)
 {
+	struct sym_ahead *a = o->a;
 	bool remote;
 	int state;
 
-	a->cur = d;
-	memset(&a->own.stats, 0, sizeof(a->own.stats));
-	remote = sym_dso_locate_local(&a->own, d);
+	o->cur = d;
+	memset(&o->own.stats, 0, sizeof(o->own.stats));
+	remote = sym_dso_locate_local(&o->own, d);
 	if (remote && a->debuginfod && sym_debuginfod_lacks(d)) {
 		state = AHEAD_PARTIAL;
 	} else {
 		sym_dso_locate_end(d);
-		d->ahead_err = sym_dso_load(&a->own, d);
+		d->ahead_err = sym_dso_load(&o->own, d);
 		/* What the first name asks for next (resolve_uncached()). */
 		if (!d->ahead_err && d->found)
 			sym_dso_dwarf(d);
 		state = AHEAD_DONE;
 	}
-	d->ahead_stats = a->own.stats;
-	a->cur = NULL;
+	d->ahead_stats = o->own.stats;
+	d->ahead_helped = o != &a->by[0];
+	o->cur = NULL;
 	pthread_mutex_lock(&a->mu);
 	__atomic_store_n(&d->ahead, state, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&a->cv);
@@ -92,7 +94,7 @@ static bool take_one(struct sym_ahead *a, size_t i)
 	if (!__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
-	open_one(a, d);
+	open_one(&a->by[0], d);
 	a->order[a->norder++] = d;
 	return true;
 }
@@ -138,6 +140,40 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The helper (docs/design.md §6.27). The thread's start ends with the
+ * first big DSO at the header's front, libc on the build recording,
+ * whose DWARF is one deflate stream of 20 ms; the converting thread,
+ * needing it for its first names, waited 15 ms for it with a CPU idle,
+ * then opened the next DSOs itself. So at that first wait a second
+ * thread opens the rest from the header's front (the DSOs the first
+ * samples need next) while the first goes on from the back. Not the
+ * converting thread itself: a long open (a compiler's symbol table)
+ * held it past the end of its wait.
+ */
+static void *helper_main(void *arg)
+{
+	struct sym_ahead *a = arg;
+	size_t i;
+
+	for (i = a->n; i-- > 0 && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);) {
+		struct sym_dso *d = a->q[i];
+		int queued = AHEAD_QUEUED;
+
+		if (__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			open_one(&a->by[1], d);
+	}
+	return NULL;
+}
+
+static void start_helper(struct sym_ahead *a)
+{
+	if (a->helping || a->joined)
+		return;
+	a->helping = !pthread_create(&a->helper, NULL, helper_main, a);
+}
+
 size_t sym_ahead_order(const struct sym_ctx *ctx, const char **names, size_t max)
 {
 	const struct sym_ahead *a = ctx->ahead;
@@ -166,6 +202,7 @@ int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n,
 		return -ENOMEM;
 	}
 	a->front = front;
+	a->help = start_helper;
 	for (i = 0; i < n && !err; i++) {
 		struct sym_dso *d;
 
@@ -178,13 +215,18 @@ int sym_open_ahead(struct sym_ctx *ctx, const struct sym_ahead_dso *v, size_t n,
 		a->q[k++] = d;
 	}
 	a->n = k;
-	/* The thread's own ctx: the session's options, none of its state. */
-	a->own.symfs = ctx->symfs;
-	a->own.buildid_dir = ctx->buildid_dir;
-	a->own.no_debuginfod = true;
-	a->log = (struct log_sink){ .fn = keep_note, .ctx = a,
-				    .level = ctx->log ? ctx->log->level : LOG_WARN };
-	a->own.log = ctx->log && ctx->log->fn ? &a->log : NULL;
+	/* The openers' own ctxs: the session's options, none of its state. */
+	for (i = 0; i < ARRAY_SIZE(a->by); i++) {
+		struct ahead_opener *o = &a->by[i];
+
+		o->a = a;
+		o->own.symfs = ctx->symfs;
+		o->own.buildid_dir = ctx->buildid_dir;
+		o->own.no_debuginfod = true;
+		o->log = (struct log_sink){ .fn = keep_note, .ctx = o,
+					    .level = ctx->log ? ctx->log->level : LOG_WARN };
+		o->own.log = ctx->log && ctx->log->fn ? &o->log : NULL;
+	}
 	a->debuginfod = sym_debuginfod_wanted(ctx);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);

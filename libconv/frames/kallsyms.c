@@ -355,9 +355,9 @@ static int kern_parse(struct sym_ctx *ctx, int fd, int copy)
 			continue;
 		if (r < 0) {
 			/* getline() stops at an error too, dropping a
-			 * partial line: keep the whole lines that came. */
-			pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
-				 strerror(errno));
+			 * partial line: keep the whole lines that came.
+			 * Said at the first use (kern_ensure()). */
+			ctx->kern_errno = errno;
 			break;
 		}
 		if (!r)
@@ -465,8 +465,9 @@ static int kern_load(struct sym_ctx *ctx)
 		return 0;
 	fd = open(ctx->kallsyms, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		pr_debug(ctx->log, "%s: %s", ctx->kallsyms,
-			 strerror(errno));
+		/* Said by kern_ensure(), where the first use asks: the
+		 * load may come earlier (kern_while_waiting()). */
+		ctx->kern_errno = errno;
 		return 0;
 	}
 	/* A regular file (the build-id cache's copy, --kallsyms FILE) can
@@ -529,6 +530,39 @@ static int kern_load(struct sym_ctx *ctx)
 		return err;
 	}
 	return 0;
+}
+
+/* The table loaded, if not yet, and what the load has to say said once,
+ * at the first use. 0 or -ENOMEM. */
+static int kern_ensure(struct sym_ctx *ctx)
+{
+	int err = 0;
+
+	if (!ctx->kern_loaded)
+		err = kern_load(ctx);
+	if (ctx->kern_errno) {
+		pr_debug(ctx->log, "%s: %s", ctx->kallsyms, strerror(ctx->kern_errno));
+		ctx->kern_errno = 0;
+	}
+	return err;
+}
+
+/* ctx->while_waiting: the table, loaded once. */
+static void kern_while_waiting(struct sym_ctx *ctx)
+{
+	ctx->while_waiting = NULL;
+	if (ctx->kern_loaded)
+		return;
+	/* Out of memory here, the first use loads again and says so. */
+	if (kern_load(ctx)) {
+		ctx->kern_loaded = false;
+		ctx->kern_errno = 0;
+	}
+}
+
+void sym_kernel_prefetch(struct sym_ctx *ctx, bool on)
+{
+	ctx->while_waiting = on ? kern_while_waiting : NULL;
 }
 
 int sym_kernel_set_build_id(struct sym_ctx *ctx, const u8 *id, size_t size)
@@ -661,7 +695,7 @@ bool sym_kernel_usable(struct sym_ctx *ctx, u64 text_addr)
 {
 	ctx->kern_ok = false;
 	ctx->kern_why = NULL;
-	if (!ctx->kern_loaded && kern_load(ctx)) {
+	if (kern_ensure(ctx)) {
 		ctx->kern_why = "out of memory";
 		return false;
 	}
@@ -711,7 +745,7 @@ int sym_kernel_resolve(struct sym_ctx *ctx, u64 addr, struct sym_frame *frame)
 	u64 end;
 	int err;
 
-	if (!ctx->kern_loaded && (err = kern_load(ctx)))
+	if ((err = kern_ensure(ctx)))
 		return err;
 	if (!ctx->kern_real)
 		return 0;

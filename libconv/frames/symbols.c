@@ -90,7 +90,7 @@ struct sym_dso *sym_dso_next(const struct sym_ctx *ctx, size_t *pos)
 /* Wait until the thread is off @d; its state then. A queued DSO
  * becomes the caller's. Only a busy one needs the thread (d->ahead_by),
  * and a DSO is busy only while its thread runs. */
-static int settle(struct sym_dso *d)
+static int settle(struct sym_ctx *ctx, struct sym_dso *d)
 {
 	struct sym_ahead *a = d->ahead_by;
 	int s = AHEAD_QUEUED;
@@ -99,6 +99,14 @@ static int settle(struct sym_dso *d)
 					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 		return AHEAD_MINE;
 	if (s == AHEAD_BUSY) {
+		/* Work the session will do anyway, instead of idling
+		 * (docs/design.md §6.27): the first names wait for libc's
+		 * DWARF while nothing else can move. */
+		if (ctx) {
+			a->help(a);
+			if (ctx->while_waiting)
+				ctx->while_waiting(ctx);
+		}
 		pthread_mutex_lock(&a->mu);
 		while ((s = __atomic_load_n(&d->ahead, __ATOMIC_ACQUIRE)) == AHEAD_BUSY)
 			pthread_cond_wait(&a->cv, &a->mu);
@@ -113,7 +121,7 @@ static bool ahead_settle(struct sym_dso *dso)
 
 	if (__atomic_load_n(&dso->ahead, __ATOMIC_ACQUIRE) == AHEAD_NONE)
 		return false;
-	s = settle(dso);
+	s = settle(NULL, dso);
 	return s == AHEAD_DONE || s == AHEAD_PARTIAL;
 }
 
@@ -146,7 +154,7 @@ static int ahead_take(struct sym_ctx *ctx, struct sym_dso *dso, int *err)
 	*err = 0;
 	if (__atomic_load_n(&dso->ahead, __ATOMIC_ACQUIRE) == AHEAD_NONE)
 		return 0;
-	s = settle(dso);
+	s = settle(ctx, dso);
 	if (s == AHEAD_MINE)
 		return 0;
 	/* Said and counted where the converting thread's own open would
@@ -154,6 +162,7 @@ static int ahead_take(struct sym_ctx *ctx, struct sym_dso *dso, int *err)
 	say_notes(ctx, dso);
 	add_stats(&ctx->stats, &dso->ahead_stats);
 	ctx->stats.dsos_ahead++;
+	ctx->stats.dsos_helped += dso->ahead_helped;
 	dso->opened = true;
 	__atomic_store_n(&dso->ahead, AHEAD_MINE, __ATOMIC_RELAXED);
 	if (s == AHEAD_PARTIAL) {
@@ -173,6 +182,10 @@ void sym_ahead_drain(struct sym_ctx *ctx)
 	if (a && a->n && !a->joined) {
 		pthread_join(a->th, NULL);
 		a->joined = true;
+	}
+	if (a && a->helping) {
+		pthread_join(a->helper, NULL);
+		a->helping = false;
 	}
 }
 

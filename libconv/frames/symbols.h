@@ -43,6 +43,7 @@ struct sym_stats {
 	u64 resolves;	       /* sym_resolve() calls */
 	u64 cache_misses;      /* of those, resolved without the cache */
 	u64 dsos_ahead;	       /* opened by sym_open_ahead()'s thread */
+	u64 dsos_helped;       /* of those, opened while waiting for it */
 };
 
 void sym_ctx_stats(const struct sym_ctx *ctx, struct sym_stats *out);
@@ -211,6 +212,16 @@ struct sym_kernel_desc {
 };
 
 void sym_kernel_describe(const struct sym_ctx *ctx, struct sym_kernel_desc *d);
+
+/*
+ * Whether the session will name kernel addresses (an event samples the
+ * kernel and kernel frames are kept). Set after sym_kernel_set_build_id()
+ * and sym_kernel_set_release(): the table may then be loaded while the
+ * caller waits for a DSO opened ahead (docs/design.md §6.27), not at the
+ * first kernel address. Its messages are said at that first use all the
+ * same.
+ */
+void sym_kernel_prefetch(struct sym_ctx *ctx, bool on);
 
 /* Resolve a kernel address (function name only; modules included).
  * Returns 1 and fills frames[0], 0 if unknown, or -ENOMEM. */

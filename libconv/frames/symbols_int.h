@@ -99,6 +99,7 @@ struct sym_dso {
 	 * only, not yet named by sym_dso_get() (not counted or listed). */
 	int ahead;
 	struct sym_ahead *ahead_by; /* while queued or busy */
+	bool ahead_helped; /* opened by the helper (sym_ahead.help), not the thread */
 	bool unseen;
 	int ahead_err;
 	struct ahead_note *notes;
@@ -133,6 +134,14 @@ struct sym_ctx {
 	 * (sym_ctx_free() closes it). */
 	bool kern_lazy;
 	int kern_fd;
+	/* The errno of the table's load (its open or a read), not said
+	 * yet (kallsyms.c) */
+	int kern_errno;
+	/* Work to do instead of idling while the converting thread waits
+	 * for a DSO opened ahead (settle()): kallsyms.c's table load once
+	 * sym_kernel_prefetch() asked for it, else NULL. (A pointer:
+	 * symbols.c sits below kallsyms.c.) */
+	void (*while_waiting)(struct sym_ctx *ctx);
 	struct idmap kern_names;
 	struct sym_stats stats;
 	bool no_debuginfod;
@@ -214,16 +223,33 @@ struct sym_ahead {
 	pthread_cond_t cv; /* a DSO left AHEAD_BUSY */
 	bool stop;	   /* (atomic) */
 	bool joined;
+	/* dso_ahead.c's, called by the converting thread when it first
+	 * waits for a DSO the thread holds: a second thread opens the
+	 * DSOs still queued, from the header's front (the order the
+	 * conversion needs them in), as the first would, handing them
+	 * over the same way. Once; nothing if it cannot start. (A pointer:
+	 * symbols.c sits below dso_ahead.c.) */
+	void (*help)(struct sym_ahead *a);
+	pthread_t helper; /* while helping */
+	bool helping;
 	bool debuginfod;   /* the session asks servers: sym_debuginfod_wanted() */
 	struct sym_dso **q;
 	size_t n;
 	size_t front;	      /* sym_open_ahead()'s @front */
 	struct sym_dso **order; /* what the thread opened, in its order */
 	size_t norder;
-	struct sym_ctx own; /* the thread's: options, log, counters */
-	struct log_sink log;
-	struct sym_dso *cur; /* whose messages the log keeps */
+	/* Who opens: [0] the thread, [1] the helper (help). Each has its
+	 * own
+	 * options ctx (and counters), log and DSO the log keeps for. */
+	struct ahead_opener {
+		struct sym_ahead *a;
+		struct sym_ctx own;
+		struct log_sink log;
+		struct sym_dso *cur;
+	} by[2];
 };
+
+
 
 /* A DSO whose open inflates this many bytes of debug sections or more
  * ends the thread's start at the header's front (dso_ahead.c). */
