@@ -4,7 +4,7 @@
  * hashmap.c and one strset.c the same way, docs/conventions.md §2).
  *
  * struct htab: open addressing with linear probing over a power-of-two
- * array of fixed-size entries, at most half full. Each entry is the
+ * array of fixed-size entries, at most three quarters full. Each entry is the
  * caller's struct and must begin with a u64 hash word, which the table
  * owns: 0 marks a free slot, and a used one holds the hash with its top
  * bit set (htab_tag; slot indices take the low bits only). The table
@@ -56,8 +56,8 @@ void htab_init(struct htab *t, size_t esz, size_t min_cap);
 void htab_free(struct htab *t);
 
 /* Slow path of htab_reserve(): double (or first allocate) the array
- * when it would be more than half full; a large table's next array is
- * allocated (zeroed, untouched) earlier, at three eighths, so that the
+ * when it would be more than three quarters full; a large table's next
+ * array is allocated (zeroed, untouched) earlier, at five eighths, so that the
  * pages are first touched off the hot path, not by the doubling: by
  * big_warm_start() where the array is a mapping of huge pages
  * (docs/design.md §6.9), else by the CLI's heap warmer if it runs
