@@ -707,9 +707,24 @@ void cli_convert_error(struct perfspy_session *s, const char *name, int err)
  */
 #define BIG_HEAP_DSOS 16
 
+/*
+ * So does a recording in file layout with this much sample data
+ * (docs/design.md §6.27): its frame-pointer conversion runs a second
+ * session that builds the stacks (§6.25), each with its tables, and a
+ * DWARF one unwinds megabytes of stack dumps. Below 48 MB its heap stayed
+ * on 4 KB pages that the warmer touched one by one: 57 ms of that
+ * thread's CPU on the deep-stack bench file, taken from the two that
+ * convert. Pipe-layout recordings (`perf record -o -`, bench-memory's,
+ * whose heap stays near 24 MB however long they are) keep the threshold.
+ */
+#define BIG_HEAP_DATA ((uint64_t)2 << 20)
+
 static void heap_hint(const struct perfspy_info *info)
 {
-	if (info && info->nr_dsos_hit >= BIG_HEAP_DSOS)
+	if (!info)
+		return;
+	if (info->nr_dsos_hit >= BIG_HEAP_DSOS ||
+	    (!info->pipe_mode && !info->compressed && info->data_size >= BIG_HEAP_DATA))
 		cli_heapwarm_big();
 }
 

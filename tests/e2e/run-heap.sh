@@ -178,6 +178,25 @@ if command -v strace >/dev/null; then
 		[ "$got" = "$want" ] && pass "$nlib libraries ($hit DSOs hit): heap reservation $got" ||
 			fail "$nlib libraries ($hit DSOs hit): heap reservation $got, want $want"
 	done
+	# A file with 2 MB of samples or more gets it at once too, whatever
+	# the DSOs (tools/cli.c heap_hint(), docs/design.md §6.27): the chain
+	# program's DWARF recording (about 12 MB, 3 DSOs hit), not its
+	# frame-pointer one (about 150 KB).
+	small=$data
+	record chain dwarf
+	big=$REC
+	bsize=$(stat -c %s "$big") || die "stat $big"
+	[ "$bsize" -ge $((4 << 20)) ] || fail "the DWARF recording is only $bsize bytes"
+	want=0
+	[ "$sanitized" = 0 ] && [ "$thp_on" = 1 ] && want=1
+	got=$(reserved "$big")
+	[ "$got" = "$want" ] && pass "$bsize-byte file: heap reservation $got" ||
+		fail "$bsize-byte file: heap reservation $got, want $want"
+	want=0
+	[ "$sanitized" = 0 ] && [ "$thp_on" = 1 ] && [ "$cpus" = 1 ] && want=1
+	got=$(reserved "$small")
+	[ "$got" = "$want" ] && pass "$size-byte file: heap reservation $got" ||
+		fail "$size-byte file: heap reservation $got, want $want"
 else
 	fail "strace is not installed (make deps installs it)"
 fi
