@@ -948,26 +948,61 @@ static void log_all_fn(void *ctx, int level, const char *msg)
  */
 struct ahead_run {
 	struct log_all log;
+	struct log_sink sink; /* into log, for the pass's ctx */
 	struct sym_stats st;
 	char frames[2048];
 	size_t listed, listed_before;
 };
 
+/* A pass's ctx (@kallsyms: "" for none), logging everything into @r,
+ * which starts empty. */
+static struct sym_ctx *run_start(struct ahead_run *r, const char *kallsyms)
+{
+	struct sym_opts opts = { .kallsyms = kallsyms, .buildid_dir = tmpdir,
+				 .no_debuginfod = true };
+	struct sym_ctx *ctx = NULL;
+
+	memset(r, 0, sizeof(*r));
+	r->sink = (struct log_sink){ .fn = log_all_fn, .ctx = &r->log, .level = LOG_DEBUG };
+	opts.log = &r->sink;
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	return ctx;
+}
+
+/* The pass's DSO list and counters into @r; @ctx freed. */
+static void run_end(struct sym_ctx *ctx, struct ahead_run *r)
+{
+	const struct sym_dso_info *list;
+
+	T_EQ_INT(sym_dso_list(ctx, &list, &r->listed), 0);
+	sym_ctx_stats(ctx, &r->st);
+	sym_ctx_free(ctx);
+}
+
+/* Resolve @off in @d and append its frames and whether @d was found to
+ * @r->frames at @pos; the new end. */
+static size_t resolve_into_run(struct sym_ctx *ctx, struct sym_dso *d, u64 off,
+			       struct ahead_run *r, size_t pos)
+{
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	int k = sym_resolve(ctx, d, off, false, fr), m;
+
+	T(k >= 0);
+	for (m = 0; m < k; m++)
+		pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos, "%s:%s:%d;",
+					fr[m].func ? fr[m].func : "?",
+					fr[m].file ? fr[m].file : "?", fr[m].line);
+	return pos + (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos, "|%d\n",
+				      sym_dso_found(ctx, d));
+}
+
 static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
 		       bool ahead, bool drain, size_t front, struct ahead_run *r)
 {
-	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir, .log = NULL,
-				 .no_debuginfod = true };
-	struct log_sink sink = { .fn = log_all_fn, .ctx = &r->log, .level = LOG_DEBUG };
-	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_ctx *ctx = run_start(r, "");
 	const struct sym_dso_info *list;
-	struct sym_ctx *ctx;
 	size_t i, pos = 0;
-	int k, m;
 
-	memset(r, 0, sizeof(*r));
-	opts.log = &sink;
-	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
 	if (ahead) {
 		T_EQ_INT(sym_open_ahead(ctx, v, n, front), 0);
 		/* Made for the thread, not named yet: not listed. */
@@ -981,18 +1016,9 @@ static void ahead_pass(const struct sym_ahead_dso *v, size_t n, const u64 *offs,
 
 		T_EQ_INT(sym_dso_get(ctx, v[i].name, v[i].bid, v[i].bid_size, &d), 0);
 		sym_dso_set_no_dwarf(d, v[i].no_dwarf);
-		k = sym_resolve(ctx, d, offs[i], false, fr);
-		T(k >= 0);
-		for (m = 0; m < k; m++)
-			pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos,
-						"%s:%s:%d;", fr[m].func ? fr[m].func : "?",
-						fr[m].file ? fr[m].file : "?", fr[m].line);
-		pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos, "|%d\n",
-					sym_dso_found(ctx, d));
+		pos = resolve_into_run(ctx, d, offs[i], r, pos);
 	}
-	T_EQ_INT(sym_dso_list(ctx, &list, &r->listed), 0);
-	sym_ctx_stats(ctx, &r->st);
-	sym_ctx_free(ctx);
+	run_end(ctx, r);
 }
 
 /* @r, a pass with the DSOs given to the thread, saw what @ref (without
@@ -1069,35 +1095,55 @@ static void ahead_order(const struct sym_ahead_dso *v4, const char *libc, bool l
  * build id it does not have (a warning, a mismatch counted, not found),
  * libc (symbols and, with libc6-dbg, DWARF), a missing file.
  */
-static void test_ahead(void)
+/* test_ahead()'s four DSOs into @v and the offsets resolved in them into
+ * @offs, libc first or (@libc_last) last, the missing file at the other
+ * end; the fixture built under @tag. False (nothing to test) without
+ * libc or a compiler. */
+struct ahead_dsos {
+	struct fixture fx;
+	char libc[512], wrong[1100], missing[64];
+	u8 bid[20];
+	struct sym_ahead_dso v[4];
+	u64 offs[4];
+};
+
+static bool ahead_dsos(struct ahead_dsos *a, const char *tag, bool libc_last)
 {
 	static const u8 other_bid[20] = { 0xfe, 0xed };
-	u8 bid[20];
-	char libc[512], wrong[1100];
-	struct sym_ahead_dso v[4];
-	struct ahead_run ref, run1, run2, run3, run4;
-	struct fixture fx;
-	u64 offs[4];
-	void *qs = libc_qsort(libc);
-	size_t i;
+	void *qs = libc_qsort(a->libc);
+	size_t i, lc = libc_last ? 3 : 0, ms = 3 - lc;
 
-	if (!qs || !build_fixture(&fx, "cc", "", "symtest.c", "ahead"))
+	if (!qs || !build_fixture(&a->fx, "cc", "", "symtest.c", tag))
+		return false;
+	a->fx.fns = dlsym(a->fx.h, "symtest_fns");
+	T(a->fx.fns != NULL);
+	if (!a->fx.fns)
+		return false;
+	for (i = 0; i < sizeof(a->bid); i++)
+		sscanf(FIXTURE_BID + 2 * i, "%2hhx", &a->bid[i]);
+	snprintf(a->wrong, sizeof(a->wrong), "%s", a->fx.so);
+	snprintf(a->missing, sizeof(a->missing), "/nonexistent/lib%s.so", tag);
+	a->v[lc] = (struct sym_ahead_dso){ a->libc, NULL, 0, false };
+	a->v[libc_last ? 2 : 1] = (struct sym_ahead_dso){ a->fx.so, a->bid, sizeof(a->bid),
+							  false };
+	a->v[libc_last ? 1 : 2] = (struct sym_ahead_dso){ a->wrong, other_bid,
+							  sizeof(other_bid), false };
+	a->v[ms] = (struct sym_ahead_dso){ a->missing, other_bid, sizeof(other_bid), false };
+	a->offs[lc] = file_off(a->libc, qs);
+	a->offs[1] = a->offs[2] = file_off(a->fx.so, a->fx.fns[1]);
+	a->offs[ms] = 0x1000;
+	return true;
+}
+
+static void test_ahead(void)
+{
+	struct ahead_run ref, run1, run2, run3, run4;
+	static struct ahead_dsos a;
+	const struct sym_ahead_dso *v = a.v;
+	const u64 *offs = a.offs;
+
+	if (!ahead_dsos(&a, "ahead", false))
 		return;
-	fx.fns = dlsym(fx.h, "symtest_fns");
-	T(fx.fns != NULL);
-	if (!fx.fns)
-		return;
-	for (i = 0; i < sizeof(bid); i++)
-		sscanf(FIXTURE_BID + 2 * i, "%2hhx", &bid[i]);
-	snprintf(wrong, sizeof(wrong), "%s", fx.so);
-	v[0] = (struct sym_ahead_dso){ libc, NULL, 0, false };
-	v[1] = (struct sym_ahead_dso){ fx.so, bid, sizeof(bid), false };
-	v[2] = (struct sym_ahead_dso){ wrong, other_bid, sizeof(other_bid), false };
-	v[3] = (struct sym_ahead_dso){ "/nonexistent/libahead.so", other_bid,
-				       sizeof(other_bid), false };
-	offs[0] = file_off(libc, qs);
-	offs[1] = offs[2] = file_off(fx.so, fx.fns[1]);
-	offs[3] = 0x1000;
 
 	ahead_pass(v, 4, offs, false, false, 0, &ref);
 	ahead_pass(v, 4, offs, true, true, 0, &run1);
@@ -1119,8 +1165,8 @@ static void test_ahead(void)
 	ahead_same(&ref, &run2, false);
 	ahead_same(&ref, &run3, true);
 	ahead_same(&ref, &run4, false);
-	ahead_order(v, libc, strstr(ref.frames, "qsort:?:") == NULL);
-	dlclose(fx.h);
+	ahead_order(v, a.libc, strstr(ref.frames, "qsort:?:") == NULL);
+	dlclose(a.fx.h);
 }
 
 static void write_file(const char *path, const char *text)
@@ -1145,19 +1191,11 @@ static void write_file(const char *path, const char *text)
 static void wait_pass(const struct sym_ahead_dso *v, const u64 *offs, const char *kallsyms,
 		      struct ahead_run *r, bool *kernel_named)
 {
-	struct sym_opts opts = { .kallsyms = kallsyms, .buildid_dir = tmpdir,
-				 .no_debuginfod = true };
-	struct log_sink sink = { .fn = log_all_fn, .ctx = &r->log, .level = LOG_DEBUG };
+	struct sym_ctx *ctx = run_start(r, kallsyms);
 	struct timespec ts = { 0, 3 * 1000 * 1000 };
 	struct sym_frame fr[SYM_MAX_FRAMES];
-	const struct sym_dso_info *list;
-	struct sym_ctx *ctx;
 	size_t i, pos = 0;
-	int k, m;
 
-	memset(r, 0, sizeof(*r));
-	opts.log = &sink;
-	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
 	T_EQ_INT(sym_open_ahead(ctx, v, 4, 4), 0);
 	sym_kernel_prefetch(ctx, kallsyms != NULL);
 	nanosleep(&ts, NULL);
@@ -1165,14 +1203,7 @@ static void wait_pass(const struct sym_ahead_dso *v, const u64 *offs, const char
 		struct sym_dso *d;
 
 		T_EQ_INT(sym_dso_get(ctx, v[i].name, v[i].bid, v[i].bid_size, &d), 0);
-		k = sym_resolve(ctx, d, offs[i], false, fr);
-		T(k >= 0);
-		for (m = 0; m < k; m++)
-			pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos,
-						"%s:%s:%d;", fr[m].func ? fr[m].func : "?",
-						fr[m].file ? fr[m].file : "?", fr[m].line);
-		pos += (size_t)snprintf(r->frames + pos, sizeof(r->frames) - pos, "|%d\n",
-					sym_dso_found(ctx, d));
+		pos = resolve_into_run(ctx, d, offs[i], r, pos);
 	}
 	*kernel_named = false;
 	if (kallsyms) {
@@ -1181,9 +1212,7 @@ static void wait_pass(const struct sym_ahead_dso *v, const u64 *offs, const char
 		unlink(kallsyms);
 		*kernel_named = sym_kernel_resolve(ctx, 0xffffffff81000050ULL, fr) == 1;
 	}
-	T_EQ_INT(sym_dso_list(ctx, &list, &r->listed), 0);
-	sym_ctx_stats(ctx, &r->st);
-	sym_ctx_free(ctx);
+	run_end(ctx, r);
 }
 
 /*
@@ -1195,36 +1224,17 @@ static void wait_pass(const struct sym_ahead_dso *v, const u64 *offs, const char
  */
 static void test_ahead_wait(void)
 {
-	static const u8 other_bid[20] = { 0xfe, 0xed };
-	char libc[512], wrong[1100], ksyms[600], missing[600];
+	char ksyms[600], missing[600];
 	struct ahead_run ref, run;
-	struct sym_ahead_dso v[4];
-	struct fixture fx;
+	static struct ahead_dsos a;
+	const struct sym_ahead_dso *v = a.v;
+	const u64 *offs = a.offs;
 	bool dwarf, named = false, helped = false, named_now;
-	u8 bid[20];
-	u64 offs[4];
-	void *qs = libc_qsort(libc);
 	int tries;
-	size_t i;
 
-	if (!qs || !build_fixture(&fx, "cc", "", "symtest.c", "wait"))
-		return;
-	fx.fns = dlsym(fx.h, "symtest_fns");
-	T(fx.fns != NULL);
-	if (!fx.fns)
-		return;
-	for (i = 0; i < sizeof(bid); i++)
-		sscanf(FIXTURE_BID + 2 * i, "%2hhx", &bid[i]);
-	snprintf(wrong, sizeof(wrong), "%s", fx.so);
 	/* libc last: the front of the thread's order (ahead_order()). */
-	v[0] = (struct sym_ahead_dso){ "/nonexistent/libwait.so", other_bid,
-				       sizeof(other_bid), false };
-	v[1] = (struct sym_ahead_dso){ wrong, other_bid, sizeof(other_bid), false };
-	v[2] = (struct sym_ahead_dso){ fx.so, bid, sizeof(bid), false };
-	v[3] = (struct sym_ahead_dso){ libc, NULL, 0, false };
-	offs[0] = 0x1000;
-	offs[1] = offs[2] = file_off(fx.so, fx.fns[1]);
-	offs[3] = file_off(libc, qs);
+	if (!ahead_dsos(&a, "wait", true))
+		return;
 
 	/* The reference: no thread, the same order of use. */
 	ahead_pass(v, 4, offs, false, false, 0, &ref);
@@ -1252,7 +1262,7 @@ static void test_ahead_wait(void)
 	wait_pass(v, offs, missing, &run, &named_now);
 	T(!named_now);
 	T(strstr(run.log.text, "no-such-kallsyms") != NULL);
-	dlclose(fx.h);
+	dlclose(a.fx.h);
 }
 
 /* ---- kallsyms ---- */
