@@ -85,17 +85,20 @@ static void open_one(struct ahead_opener *o, struct sym_dso *d)
 	pthread_mutex_unlock(&a->mu);
 }
 
-/* Opens q[@i] unless another thread took it; true if this one did. */
-static bool take_one(struct sym_ahead *a, size_t i)
+/* Opens q[@i] by @o unless another thread took it; true if @o did.
+ * The thread's opens are kept in its order (sym_ahead_order()). */
+static bool take_one(struct ahead_opener *o, size_t i)
 {
+	struct sym_ahead *a = o->a;
 	struct sym_dso *d = a->q[i];
 	int queued = AHEAD_QUEUED;
 
 	if (!__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
-	open_one(&a->by[0], d);
-	a->order[a->norder++] = d;
+	open_one(o, d);
+	if (o == &a->by[0])
+		a->order[a->norder++] = d;
 	return true;
 }
 
@@ -133,10 +136,10 @@ static void *ahead_main(void *arg)
 
 	for (i = a->n; i-- > 0 && a->n - i <= a->front &&
 		       !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);)
-		if (take_one(a, i) && inflated(a->q[i]) >= AHEAD_BIG)
+		if (take_one(&a->by[0], i) && inflated(a->q[i]) >= AHEAD_BIG)
 			break;
 	for (i = 0; i < a->n && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED); i++)
-		take_one(a, i);
+		take_one(&a->by[0], i);
 	return NULL;
 }
 
@@ -156,14 +159,8 @@ static void *helper_main(void *arg)
 	struct sym_ahead *a = arg;
 	size_t i;
 
-	for (i = a->n; i-- > 0 && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);) {
-		struct sym_dso *d = a->q[i];
-		int queued = AHEAD_QUEUED;
-
-		if (__atomic_compare_exchange_n(&d->ahead, &queued, AHEAD_BUSY, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			open_one(&a->by[1], d);
-	}
+	for (i = a->n; i-- > 0 && !__atomic_load_n(&a->stop, __ATOMIC_RELAXED);)
+		take_one(&a->by[1], i);
 	return NULL;
 }
 
