@@ -694,10 +694,11 @@ _Static_assert(sizeof(struct feed_msg) == 64, "feed messages: one cache line");
 
 /* 64K messages (4 MB, two huge pages: big_zalloc()): the reader runs
  * far enough ahead that neither side waits on the other's bursts. On
- * small pages (malloc()) the first lap's 1,024 page faults took 5% of
- * the reading session's time on the build profile (issue 16). Each side publishes its position
- * every FEED_BATCH messages, not every one: the two counters' cache
- * lines bounced between the CPUs at every message. */
+ * small pages (malloc()) the first lap's page faults took 5% of the
+ * reading session's time on the build profile (docs/design.md §6.27).
+ * Each side publishes its position every FEED_BATCH messages, not every
+ * one: the two counters' cache lines bounced between the CPUs at every
+ * message. */
 #define FEED_RING (1u << 16)
 #define FEED_BATCH 32u
 #define FEED_SPINS 256u

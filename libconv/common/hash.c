@@ -58,7 +58,7 @@ int htab_grow(struct htab *t)
 	if (ncap < t->cap || !t->esz || __builtin_mul_overflow(ncap, t->esz, &bytes))
 		return -ENOMEM;
 	if (t->nr + 1 <= htab_full(t->cap)) {
-		/* Early: allocate the next array, grow at half. Zeroed
+		/* Early: allocate the next array, grow at htab_full(). Zeroed
 		 * memory, not malloc and memset: fresh memory is zero
 		 * without a touch. Without memory the table still grows
 		 * at half (or fails there). */

@@ -1250,9 +1250,10 @@ static bool named_eq(const void *ent, const void *key)
 /*
  * What the naming session named: a set of 64-bit fingerprints of (DSO,
  * offset, return): entries of the hash word alone, 8 bytes, where the
- * frame cache's are 32 (docs/design.md §6.26). On the build bench recording the memo
- * misses 183,000 of 193,000 user entries (hundreds of short processes
- * run the same code at other addresses) and the frame cache's table
+ * frame cache's are 32 (docs/design.md §6.26). On the build bench
+ * recording the memo misses 183,000 of 193,000 user entries (hundreds of
+ * short processes run the same code at other addresses) and the frame
+ * cache's table
  * outgrew the second-level cache: each look was a load from the third
  * level, about 100-170 ns on this project's machine. The 41,700
  * fingerprints fit in 1 MB. Two keys of one fingerprint (odds of about

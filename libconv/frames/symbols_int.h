@@ -239,8 +239,7 @@ struct sym_ahead {
 	struct sym_dso **order; /* what the thread opened, in its order */
 	size_t norder;
 	/* Who opens: [0] the thread, [1] the helper (help). Each has its
-	 * own
-	 * options ctx (and counters), log and DSO the log keeps for. */
+	 * own options ctx (and counters), log and DSO the log keeps for. */
 	struct ahead_opener {
 		struct sym_ahead *a;
 		struct sym_ctx own;
@@ -248,8 +247,6 @@ struct sym_ahead {
 		struct sym_dso *cur;
 	} by[2];
 };
-
-
 
 /* A DSO whose open inflates this many bytes of debug sections or more
  * ends the thread's start at the header's front (dso_ahead.c). */
