@@ -8,7 +8,8 @@
  * rewind halfway, and on every file of the shared corpus.
  * The reader's mapped window stays small while the warmer lags far
  * behind (starved: SCHED_IDLE on the reader's CPU), and no page behind
- * it stays mapped (rd_release_before, docs/design.md §6.6).
+ * it stays mapped (rd_release_before, docs/design.md §6.6); each release
+ * ends on a huge-page boundary of the mapping (§6.28).
  * The callchain digests it works out ahead (docs/design.md §6.21) are
  * those the session would work out, or none (always none for a chain of
  * fewer than RD_DIGEST_MIN_NR entries): for chains of every kind of
@@ -272,8 +273,8 @@ static void test_lag(void)
 	struct rd_opts o = { .name = path, .warm_min = 1 };
 	unsigned char *big = calloc(1, 20000);
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), pmd = pmd_map_size();
-	long max_res = 0, r, behind = 0, lag_seen = 0;
-	uint64_t last = 0, sum = 0;
+	long max_res = 0, r, behind = 0, lag_seen = 0, releases = 0, unaligned = 0;
+	uint64_t last = 0, sum = 0, adv0;
 	struct rd_rec rec;
 	cpu_set_t one, all;
 	struct rd rd;
@@ -321,7 +322,15 @@ static void test_lag(void)
 		if (rec.offset - last < (256u << 10))
 			continue;
 		last = rec.offset;
+		adv0 = rd.advised;
 		rd_release_before(&rd, rec.offset);
+		/* A release ends on a huge-page boundary of the mapping, so
+		 * the kernel clears whole PMD entries (docs/design.md §6.28). */
+		if (rd.advised != adv0) {
+			releases++;
+			if (pmd > pg && ((uintptr_t)rd.mem + rd.advised) % pmd)
+				unaligned++;
+		}
 		if (rd.redo_hi)
 			lag_seen++;
 		r = resident(pm, rd.mem, rd.mem_len);
@@ -345,6 +354,8 @@ static void test_lag(void)
 	/* The warmer was behind: what this tests happened. */
 	T(lag_seen > 0);
 	T_EQ_INT(behind, 0);
+	T(releases > 10);
+	T_EQ_INT(unaligned, 0);
 	/* The window: the release step and the check interval, a huge
 	 * page at each end, the warmer's lead (1 MB) and a batch. */
 	T(max_res * (long)pg <= (long)(2 * pmd + (3u << 20)));
