@@ -566,6 +566,7 @@ PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
 			      struct perfspy_merge_stats *stats)
 {
 	struct mg m = { 0 };
+	u32 *order = NULL;
 	size_t i, n;
 	int err;
 
@@ -583,9 +584,18 @@ PERFSPY_API int perfspy_merge(const struct perfspy_folder *perf,
 		err = -EINVAL;
 	if (!err)
 		err = mg_prepare(&m, opts);
+	/* The perf stacks in the order of their text, not of their ids:
+	 * the rounding carries each key's remainders from one perf stack to
+	 * the next (merge_out.c), so the order decides ties, and the ids'
+	 * order is the input's (a perf.data file's samples, a folded file's
+	 * lines, the -j N sessions' merge). Sorted, the same stacks give the
+	 * same output from any input. */
 	n = perfspy_folder__nr_stacks(perf);
+	if (!err && n)
+		err = fold_sorted(perf, &order);
 	for (i = 0; !err && i < n; i++)
-		err = merge_stack(&m, i);
+		err = merge_stack(&m, order[i]);
+	free(order);
 	if (!err) {
 		report(&m);
 		if (stats)

@@ -8,7 +8,9 @@
  * remainders that lost are carried, per key, to the next perf stack of
  * that key: otherwise every count-1 stack (common with DWARF callchains,
  * which make many distinct native leaves) would go to the most frequent
- * line and the others would never show.
+ * line and the others would never show. Carried, they make the order of
+ * the perf stacks decide ties: perfspy_merge() takes them in the order
+ * of their text, whatever order the input had.
  */
 #include <errno.h>
 #include <stdlib.h>
