@@ -418,10 +418,10 @@ static void populate_ahead(struct rd *rd, long pg)
 /*
  * @end moved down to a PMD boundary of the mapping, unless that boundary
  * is below the mapping's start (a mapping that starts inside a huge page
- * has no PMD entry there to split). The page cache keeps a big file in huge folios, and a fault
- * maps a whole one with one PMD entry (pmd_map_size()): a release that
- * ends inside it splits that entry into 512 page entries first and then
- * clears them. On the DWARF bench file (337 MB) the split and its TLB
+ * has no PMD entry there to split). The page cache keeps a big file in
+ * huge folios, and a fault maps a whole one with one PMD entry
+ * (pmd_map_size()): a release that ends inside it splits that entry into
+ * 512 page entries first and then clears them. On the DWARF bench file (337 MB) the split and its TLB
  * flushes were 9% of the converting thread's samples in its main loop,
  * and 1 MB steps ended inside a PMD every other time. Ending on the
  * boundary clears one entry; the window kept behind the reader grows by
