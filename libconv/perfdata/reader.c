@@ -589,6 +589,8 @@ struct dig_ent {
 	u64 off, nr, h1, h2, last, user;
 };
 
+#define DIG_BYTES ((size_t)DIG_SLOTS * sizeof(struct dig_ent))
+
 struct rd_warm {
 	pthread_t th;
 	const u8 *mem;
@@ -598,8 +600,7 @@ struct rd_warm {
 	bool stop;	/* (atomic) */
 	u64 pg;
 	u64 dig_off;	    /* a sample's callchain lies there; 0: no digests */
-	struct dig_ent *dig; /* DIG_SLOTS of them, 64-byte aligned */
-	void *dig_mem;	    /* what holds them (freed) */
+	struct dig_ent *dig; /* DIG_SLOTS of them, page-aligned (mapped) */
 	u64 dig_tail;	    /* digests written (atomic) */
 	u64 pass;	    /* the reader's passes (rewinds), published (atomic) */
 };
@@ -841,13 +842,22 @@ static void rd_warm_start(struct rd *rd)
 	w->begin = w->pos = w->at = rd->pos;
 	w->end = rd->data_end < rd->mem_len ? rd->data_end : rd->mem_len;
 	w->pg = (u64)pg;
-	/* calloc()'s zero pages: each is touched first by the warmer. */
-	if ((w->dig_off = dig_offset(rd)) &&
-	    (w->dig_mem = calloc(1, DIG_SLOTS * sizeof(*w->dig) + 64)))
-		w->dig = (struct dig_ent *)(((uintptr_t)w->dig_mem + 63) & ~(uintptr_t)63);
+	/* Mapped, not calloc()'d: an anonymous mapping's pages are zero
+	 * and untouched, so the warmer pays their first touches on its
+	 * own thread. The CLI raises M_MMAP_THRESHOLD to 32 MB (tools/
+	 * heapwarm.c), and calloc() then cleared these 1 MB of the heap
+	 * on the converting thread, 256 first touches of 4 KB at start
+	 * (docs/design.md §6.29). */
+	if ((w->dig_off = dig_offset(rd))) {
+		void *m = mmap(NULL, DIG_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		w->dig = m == MAP_FAILED ? NULL : m;
+	}
 	rd->dig_head = rd->dig_pass = 0;
 	if (pthread_create(&w->th, NULL, warm_main, w)) {
-		free(w->dig_mem);
+		if (w->dig)
+			munmap(w->dig, DIG_BYTES);
 		free(w);
 		return;
 	}
@@ -865,7 +875,8 @@ static void rd_warm_stop(struct rd *rd)
 		return;
 	__atomic_store_n(&rd->warm->stop, true, __ATOMIC_RELAXED);
 	pthread_join(rd->warm->th, NULL);
-	free(rd->warm->dig_mem);
+	if (rd->warm->dig)
+		munmap(rd->warm->dig, DIG_BYTES);
 	free(rd->warm);
 	rd->warm = NULL;
 }
