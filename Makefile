@@ -74,7 +74,7 @@ REQ_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wno-missing-field-initial
 	-D_GNU_SOURCE -Iinclude -Ilibconv $(LIBPERF_CFLAGS)
 ALL_CFLAGS = $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-DPERFSPY_VERSION='"$(VERSION)"'
-LIBS = $(LIBPERF_LIBS) $(PKG_LIBS) -lstdc++ -lpthread
+LIBS = $(LIBPERF_LIBS) $(PKG_LIBS) -ldl -lpthread
 
 LIB_SRCS := $(sort $(wildcard libconv/*.c libconv/*/*.c))
 LIB_HDRS := $(wildcard libconv/*.h libconv/*/*.h)

@@ -10,8 +10,9 @@
 #
 # Built in $WHEEL_O (default build-wheel/). The executable links every
 # dependency Debian ships a static archive of (libdw, libelf, libzstd,
-# libz, liblzma, libbz2, libtraceevent, libstdc++, libgcc), so that only
-# glibc stays dynamic; libperfspy.so (whose dependencies' archives are
+# libz, liblzma, libbz2, libtraceevent, libgcc), so that only glibc stays
+# dynamic (libstdc++, which manylinux lets a wheel expect, is opened only
+# to demangle a C++ name: docs/design.md §6.29); libperfspy.so (whose dependencies' archives are
 # not PIC) gets the shared ones bundled beside it with an $ORIGIN rpath
 # (patchelf), as auditwheel does. The build fails if ldd shows any other
 # library. The tag is manylinux_2_XX from the build machine's glibc
@@ -61,18 +62,18 @@ for f in $($PKG_CONFIG --static --libs $pkgs); do
 	*) static+=("$f") ;;
 	esac
 done
-# --as-needed after our list: the Makefile's own trailing -lstdc++ and
-# -lpthread then add no DT_NEEDED, the static copies having served.
-exe_libs="-Wl,-Bstatic ${static[*]} -lstdc++ -Wl,-Bdynamic ${dynamic[*]} -static-libgcc -Wl,--as-needed"
+# --as-needed after our list: the Makefile's own trailing -ldl and
+# -lpthread then add no DT_NEEDED (both are in glibc's libc since 2.34).
+exe_libs="-Wl,-Bstatic ${static[*]} -Wl,-Bdynamic ${dynamic[*]} -static-libgcc -Wl,--as-needed"
 # The shared library cannot take those archives: they are not -fPIC (ld:
 # "relocation R_X86_64_TPOFF32 against global_error can not be used when
 # making a shared object" for libdw.a). It links the shared libraries,
-# which are then bundled below, and libstdc++'s archive, which is PIC.
+# which are then bundled below.
 # shellcheck disable=SC2086
-so_libs="$($PKG_CONFIG --libs $pkgs) -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -static-libgcc -Wl,--as-needed"
+so_libs="$($PKG_CONFIG --libs $pkgs) -static-libgcc -Wl,--as-needed"
 
 cflags=${WHEEL_CFLAGS:--O2 -g}
-echo "wheel: building in $WO (perfspy static: ${static[*]} -lstdc++${dynamic:+; dynamic: ${dynamic[*]}})"
+echo "wheel: building in $WO (perfspy static: ${static[*]}${dynamic:+; dynamic: ${dynamic[*]}})"
 rm -f "$WO/perfspy" "$WO/libperfspy.so.$version" "$WO/perfspy-dlfilter.so"
 "$MAKE" --no-print-directory -j"$(nproc)" O="$WO" CFLAGS="$cflags" \
 	PKG_LIBS="$exe_libs" "$WO/perfspy"

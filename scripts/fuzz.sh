@@ -26,7 +26,7 @@ make -s O=$B CC=clang CFLAGS="$flags" $B/libperfspy.a || exit 1
 # The Makefile's package list, so that a library added there is linked here.
 pkgs=$(make -s --no-print-directory print-pkgs) || exit 1
 # shellcheck disable=SC2086 # a list of package names
-libs="$(pkg-config --libs $pkgs) -lstdc++ -lpthread"
+libs="$(pkg-config --libs $pkgs) -ldl -lpthread"
 inc="-Iinclude -Ilibconv -I$B/../build/deps/libperf/include $(pkg-config --cflags libdw libtraceevent)"
 shared=$TOP/../shared/corpus/perf_data_converter
 [ -d "$shared" ] || shared=/work/shared/corpus/perf_data_converter
