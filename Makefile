@@ -75,6 +75,17 @@ REQ_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR_FLAG) -Wno-missing-field-initial
 ALL_CFLAGS = $(REQ_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden \
 	-DPERFSPY_VERSION='"$(VERSION)"'
 LIBS = $(LIBPERF_LIBS) $(PKG_LIBS) -ldl -lpthread
+# The CLI links each dependency's static archive where the compiler finds
+# one (scripts/exe-libs.sh): a shared library costs every start its mapping
+# and relocation (docs/design.md §6.29). STATIC_DEPS=0 links the shared
+# ones, as a distribution's package would.
+STATIC_DEPS ?= 1
+ifeq ($(STATIC_DEPS),1)
+EXE_PKG_LIBS = $(or $(shell PKG_CONFIG='$(PKG_CONFIG)' CC='$(CC)' scripts/exe-libs.sh $(PKGS) 2>/dev/null),$(PKG_LIBS))
+else
+EXE_PKG_LIBS = $(PKG_LIBS)
+endif
+EXE_LIBS = $(LIBPERF_LIBS) $(EXE_PKG_LIBS) -ldl -lpthread
 
 LIB_SRCS := $(sort $(wildcard libconv/*.c libconv/*/*.c))
 LIB_HDRS := $(wildcard libconv/*.h libconv/*/*.h)
@@ -167,7 +178,7 @@ $(O)/perfspy-dlfilter.so: plugin/perfspy_dlfilter.c plugin/dlfilter.map include/
 # The CLI links the static archive: one self-contained binary.
 $(O)/perfspy: $(TOOL_OBJS) $(STLIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) $(STLIB) $(LIBS)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(TOOL_OBJS) $(STLIB) $(EXE_LIBS)
 
 $(O)/tests/%: tests/unit/%.c $(TLIB_SRCS) $(wildcard tests/lib/*.h) $(STLIB)
 	$(call msg,CC,$<)

@@ -42,29 +42,15 @@ EOF
 version=$(mkvar VERSION)
 pkgs=$(mkvar PKGS)
 
-# The executable: each -lX of `pkg-config --static --libs` whose libX.a
-# the compiler finds goes inside -Bstatic; glibc's own libraries (and any
-# library without an archive) stay dynamic. A PIE executable can take
-# Debian's archives (built -fPIE, local-exec TLS in libdw/libelf).
-static=() dynamic=()
+# The executable: each dependency's static archive where the compiler
+# finds one (scripts/exe-libs.sh, as the Makefile's default build);
+# glibc's own libraries (and any library without an archive) stay
+# dynamic. A PIE executable can take Debian's archives (built -fPIE,
+# local-exec TLS in libdw/libelf). --as-needed after our list: the
+# Makefile's own trailing -ldl and -lpthread then add no DT_NEEDED (both
+# are in glibc's libc since 2.34).
 # shellcheck disable=SC2086 # pkgs is a word list
-for f in $($PKG_CONFIG --static --libs $pkgs); do
-	case $f in
-	-lc | -lm | -ldl | -lpthread | -lrt | -pthread) continue ;;
-	-l*)
-		a=$($CC -print-file-name="lib${f#-l}.a")
-		if [ "$a" != "lib${f#-l}.a" ] && [ -e "$a" ]; then
-			static+=("$f")
-		else
-			dynamic+=("$f")
-		fi
-		;;
-	*) static+=("$f") ;;
-	esac
-done
-# --as-needed after our list: the Makefile's own trailing -ldl and
-# -lpthread then add no DT_NEEDED (both are in glibc's libc since 2.34).
-exe_libs="-Wl,-Bstatic ${static[*]} -Wl,-Bdynamic ${dynamic[*]} -static-libgcc -Wl,--as-needed"
+exe_libs="$(PKG_CONFIG=$PKG_CONFIG CC=$CC scripts/exe-libs.sh $pkgs) -static-libgcc -Wl,--as-needed"
 # The shared library cannot take those archives: they are not -fPIC (ld:
 # "relocation R_X86_64_TPOFF32 against global_error can not be used when
 # making a shared object" for libdw.a). It links the shared libraries,
@@ -73,10 +59,10 @@ exe_libs="-Wl,-Bstatic ${static[*]} -Wl,-Bdynamic ${dynamic[*]} -static-libgcc -
 so_libs="$($PKG_CONFIG --libs $pkgs) -static-libgcc -Wl,--as-needed"
 
 cflags=${WHEEL_CFLAGS:--O2 -g}
-echo "wheel: building in $WO (perfspy static: ${static[*]}${dynamic:+; dynamic: ${dynamic[*]}})"
+echo "wheel: building in $WO (perfspy: $exe_libs)"
 rm -f "$WO/perfspy" "$WO/libperfspy.so.$version" "$WO/perfspy-dlfilter.so"
 "$MAKE" --no-print-directory -j"$(nproc)" O="$WO" CFLAGS="$cflags" \
-	PKG_LIBS="$exe_libs" "$WO/perfspy"
+	EXE_PKG_LIBS="$exe_libs" "$WO/perfspy"
 "$MAKE" --no-print-directory O="$WO" CFLAGS="$cflags" PKG_LIBS="$so_libs" \
 	"$WO/libperfspy.so.$version"
 # The perf dlfilter plugin, when the Makefile knows how to build it.
