@@ -15,26 +15,41 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/*
+ * A stack's frame ids, root first, in a pool block: 16 bits each when
+ * every id of the stack is below 65,536, else 32 bits (@wide). Most
+ * stacks name frames interned early, so most are narrow: the pool was
+ * 61% of a deep-stack conversion's heap at its peak, and each new huge
+ * page of it is zeroed by the kernel on the thread that adds the stack
+ * (docs/design.md §6.30). fold_stack() gives every stack as 32-bit ids.
+ */
 struct fold_stack {
 	u64 count;
-	const u32 *ids; /* in a pool block */
+	const void *ids; /* u16s, or u32s when wide */
 	u32 nr;
+	bool wide;
 };
 
+static inline u32 st_id(const struct fold_stack *st, u32 i)
+{
+	return st->wide ? ((const u32 *)st->ids)[i] : ((const u16 *)st->ids)[i];
+}
+
 /*
- * The stacks' ids live in blocks of at least POOL_BLK ids, each stack in
- * one block, appended in the order stacks are added. Blocks never move:
- * a pool that doubled by realloc copied itself at every step and kept up
- * to half of itself as slack, which the heap warmer then touched
- * (docs/design.md §6.5); a deep-stack conversion's 16 MB pool spent 5%
- * of its time copying.
+ * The stacks' ids live in blocks of at least POOL_BLK 32-bit words, each
+ * stack in one block, appended in the order stacks are added (a narrow
+ * stack takes half a word an id, rounded up). Blocks never move: a pool
+ * that doubled by realloc copied itself at every step and kept up to half
+ * of itself as slack, which the heap warmer then touched (docs/design.md
+ * §6.5); a deep-stack conversion's 16 MB pool spent 5% of its time
+ * copying.
  */
 #define POOL_BLK (1u << 18)
 
 struct pool_blk {
 	struct pool_blk *prev; /* the block filled before */
-	size_t len, cap;       /* ids */
-	u32 ids[];
+	size_t len, cap;       /* words */
+	u32 words[];
 };
 
 /* Stack table entry: hash word, index into stacks. */
@@ -154,8 +169,8 @@ void fold_add_to(struct perfspy_folder *f, u32 idx, u64 weight)
 	f->total += weight;
 }
 
-/* Room for @nr ids in the pool, or NULL on ENOMEM. A stack longer than
- * a block gets a block of its own size. */
+/* Room for @nr words in the pool, or NULL on ENOMEM. A stack longer
+ * than a block gets a block of its own size. */
 static u32 *pool_take(struct perfspy_folder *f, u32 nr)
 {
 	static u32 none[1]; /* the ids of an empty stack: never NULL */
@@ -175,7 +190,7 @@ static u32 *pool_take(struct perfspy_folder *f, u32 nr)
 		f->pool = b;
 	}
 	b->len += nr;
-	return b->ids + b->len - nr;
+	return b->words + b->len - nr;
 }
 
 struct stack_key {
@@ -184,13 +199,35 @@ struct stack_key {
 	u32 nr;
 };
 
+/* Narrow ids @a against @b, 16 at a time without a branch (a loop
+ * that leaves at the first difference is not vectorized). */
+static bool ids_eq16(const u16 *a, const u32 *b, u32 nr)
+{
+	u32 i = 0, j, d;
+
+	for (; i + 16 <= nr; i += 16) {
+		for (d = 0, j = 0; j < 16; j++)
+			d |= a[i + j] ^ b[i + j];
+		if (d)
+			return false;
+	}
+	for (; i < nr; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 static bool stack_eq(const void *ent, const void *key)
 {
 	const struct stack_key *k = key;
 	const struct fold_stack *st = &k->f->stacks[((const struct stack_ent *)ent)->idx];
 
-	return st->nr == k->nr &&
-	       (!k->nr || !memcmp(st->ids, k->ids, (size_t)k->nr * sizeof(*k->ids)));
+	if (st->nr != k->nr || !k->nr)
+		return st->nr == k->nr;
+	/* A narrow stack has no id of 65,536 or more, so it equals only
+	 * ids that have none either. */
+	return st->wide ? !memcmp(st->ids, k->ids, (size_t)k->nr * sizeof(*k->ids)) :
+			  ids_eq16(st->ids, k->ids, k->nr);
 }
 
 static void presort_more(struct perfspy_folder *f);
@@ -202,7 +239,8 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 	struct stack_key key = { f, ids, nr };
 	struct stack_ent *e;
 	struct fold_stack *st;
-	u32 *dst;
+	u32 *dst, hi = 0, i;
+	bool wide;
 	int err;
 
 	err = htab_reserve(&f->stack_tab);
@@ -221,14 +259,24 @@ int fold_add_ids_idx(struct perfspy_folder *f, const u32 *ids, u32 nr,
 			 f->nr_stacks + 1);
 	if (err)
 		return err;
-	if (!(dst = pool_take(f, nr)))
+	for (i = 0; i < nr; i++)
+		hi |= ids[i];
+	wide = hi > UINT16_MAX;
+	if (!(dst = pool_take(f, wide ? nr : nr / 2 + nr % 2)))
 		return -ENOMEM;
 	st = &f->stacks[f->nr_stacks];
 	st->count = weight;
 	st->ids = dst;
 	st->nr = nr;
-	if (nr)
+	st->wide = wide;
+	if (wide) {
 		memcpy(dst, ids, (size_t)nr * sizeof(*ids));
+	} else {
+		u16 *d16 = (u16 *)dst;
+
+		for (i = 0; i < nr; i++)
+			d16[i] = (u16)ids[i];
+	}
 	e->idx = (u32)f->nr_stacks;
 	htab_claim(&f->stack_tab, e, h);
 	f->total += weight;
@@ -347,7 +395,7 @@ void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids)
 		 * output line's, so the write starts further in: the
 		 * ids' second cache line too. */
 		if (st->nr > 16)
-			__builtin_prefetch(st->ids + 16);
+			__builtin_prefetch((const char *)st->ids + 64);
 	}
 }
 
@@ -388,7 +436,7 @@ struct item {
 static void item_of(const struct fold_view *fv, const struct fold_stack *st,
 		    u32 depth, struct item *it)
 {
-	u32 id = st->ids[depth];
+	u32 id = st_id(st, depth);
 
 	it->name = fv->strs[id];
 	it->len = fv->lens[id];
@@ -412,7 +460,7 @@ static int item_char(const struct item *it, u32 i)
 static int cmp_items(struct fold_view *fv, const struct fold_stack *x,
 		     const struct fold_stack *y, u32 depth)
 {
-	u32 a = x->ids[depth], b = y->ids[depth], i, n, la, lb;
+	u32 a = st_id(x, depth), b = st_id(y, depth), i, n, la, lb;
 	struct item ix, iy;
 	int c;
 
@@ -459,10 +507,21 @@ static int cmp_stacks_from(struct fold_view *fv, const struct fold_stack *x,
 			   const struct fold_stack *y, u32 from, u32 *lcp)
 {
 	u32 i = from, n = x->nr < y->nr ? x->nr : y->nr;
-	const u32 *px = x->ids, *py = y->ids;
 
-	while (i < n && px[i] == py[i])
-		i++;
+	if (!x->wide && !y->wide) {
+		const u16 *px = x->ids, *py = y->ids;
+
+		while (i < n && px[i] == py[i])
+			i++;
+	} else if (x->wide && y->wide) {
+		const u32 *px = x->ids, *py = y->ids;
+
+		while (i < n && px[i] == py[i])
+			i++;
+	} else {
+		while (i < n && st_id(x, i) == st_id(y, i))
+			i++;
+	}
 	if (i < n) {
 		*lcp = i;
 		return cmp_items(fv, x, y, i);
@@ -948,14 +1007,37 @@ u32 fold_name_len(const struct perfspy_folder *f, u32 id)
 	return id < strset_nr(&f->names) ? strset_len(&f->names, id) : 0;
 }
 
-void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
-		u32 *nr, u64 *count)
+int fold_stack(const struct perfspy_folder *f, size_t idx, struct fold_ids *buf,
+	       const u32 **ids, u32 *nr, u64 *count)
 {
 	const struct fold_stack *st = &f->stacks[idx];
+	const u16 *s16 = st->ids;
+	u32 i;
 
-	*ids = st->ids;
 	*nr = st->nr;
 	*count = st->count;
+	if (st->wide || !st->nr) {
+		*ids = st->ids;
+		return 0;
+	}
+	if (ensure_mem((void **)&buf->v, &buf->cap, sizeof(*buf->v), st->nr))
+		return -ENOMEM;
+	for (i = 0; i < st->nr; i++)
+		buf->v[i] = s16[i];
+	*ids = buf->v;
+	return 0;
+}
+
+u64 fold_stack_count(const struct perfspy_folder *f, size_t idx)
+{
+	return f->stacks[idx].count;
+}
+
+void fold_ids_free(struct fold_ids *buf)
+{
+	free(buf->v);
+	buf->v = NULL;
+	buf->cap = 0;
 }
 
 int fold_sorted(const struct perfspy_folder *f, u32 **out)
@@ -994,6 +1076,7 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 {
 	size_t i, n = fold_nr_names(src), cap = 0;
 	u32 *m, *ids = NULL, nr, k;
+	struct fold_ids buf = { 0 };
 	const u32 *sids;
 	u64 count;
 	int err = 0;
@@ -1008,19 +1091,20 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 			return -ENOMEM;
 		}
 	for (i = src->nr_stacks; !err && i-- > 0;) {
-		fold_stack(src, i, &sids, &nr, &count);
-		if ((err = ensure_mem((void **)&ids, &cap, sizeof(*ids), nr + 1)))
+		if ((err = fold_stack(src, i, &buf, &sids, &nr, &count)) ||
+		    (err = ensure_mem((void **)&ids, &cap, sizeof(*ids), nr + 1)))
 			break;
 		for (k = 0; k < nr; k++)
 			ids[k] = m[sids[k]];
 		err = fold_add_ids(dst, ids, nr, count);
 		/* The first stack of the last block moved: the block goes. */
-		if (!err && src->pool && sids == src->pool->ids) {
+		if (!err && src->pool && src->stacks[i].ids == src->pool->words) {
 			pool_pop(src);
 			src->nr_stacks = i;
 		}
 	}
 	free(ids);
+	fold_ids_free(&buf);
 	if (err) {
 		free(m);
 		return err;

@@ -5,7 +5,8 @@
  * bytes (docs/conventions.md §1; py-spy writes in hash order, which we do not copy).
  *
  * Frames are interned once and referred to by u32 ids; a stack is an id
- * array kept in pool blocks that never move (fold.c). Memory is bounded
+ * array kept in pool blocks that never move, 16 bits an id where its ids
+ * fit (fold.c, docs/design.md §6.30). Memory is bounded
  * by unique frames and unique stacks, not by the number of samples.
  */
 #ifndef PERFSPY_FOLD_H
@@ -42,11 +43,24 @@ u32 fold_name_len(const struct perfspy_folder *f, u32 id);
 /* Number of interned frames: ids are 0 .. fold_nr_names() - 1. */
 size_t fold_nr_names(const struct perfspy_folder *f);
 
+/* A caller's room for one stack's ids (fold_stack()); zeroed to start,
+ * fold_ids_free() at the end. */
+struct fold_ids {
+	u32 *v;
+	size_t cap;
+};
+
 /* Stacks by index (0 .. perfspy_folder__nr_stacks() - 1), in insertion
- * order: frame ids root first, and the weight. Pointers stay valid until
- * the next add. */
-void fold_stack(const struct perfspy_folder *f, size_t idx, const u32 **ids,
-		u32 *nr, u64 *count);
+ * order: frame ids root first, and the weight. The folder keeps most
+ * stacks in 16-bit ids (fold.c), written out into @buf: *@ids stays
+ * valid until @buf's next use or the next add, so a caller that holds
+ * two stacks at once passes two. 0 or -ENOMEM. */
+int fold_stack(const struct perfspy_folder *f, size_t idx, struct fold_ids *buf,
+	       const u32 **ids, u32 *nr, u64 *count);
+void fold_ids_free(struct fold_ids *buf);
+
+/* The weight of stack @idx alone. */
+u64 fold_stack_count(const struct perfspy_folder *f, size_t idx);
 
 /* A hint for a writer that walks the stacks in fold_sorted() order, a
  * random order in memory: the entry of stack @idx into the cache, and

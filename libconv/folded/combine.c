@@ -18,6 +18,7 @@ PERFSPY_API int perfspy_folder__add_folder(struct perfspy_folder *dst,
 	struct idmap map = { 0 };
 	size_t i, nr, cap = 0;
 	u32 *ids = NULL, root_id = FOLD_NO_ID, off = 0;
+	struct fold_ids buf = { 0 };
 	int err = 0;
 
 	if (!dst || !src || dst == src)
@@ -34,8 +35,8 @@ PERFSPY_API int perfspy_folder__add_folder(struct perfspy_folder *dst,
 		u32 n, j;
 		u64 count;
 
-		fold_stack(src, i, &sids, &n, &count);
-		if (ensure_mem((void **)&ids, &cap, sizeof(*ids), (size_t)n + 1)) {
+		if (fold_stack(src, i, &buf, &sids, &n, &count) ||
+		    ensure_mem((void **)&ids, &cap, sizeof(*ids), (size_t)n + 1)) {
 			err = -ENOMEM;
 			break;
 		}
@@ -56,11 +57,13 @@ PERFSPY_API int perfspy_folder__add_folder(struct perfspy_folder *dst,
 			}
 			ids[off + j] = (u32)*v;
 		}
-		/* fold_stack's pointer is into src, not dst: adding is safe. */
+		/* fold_stack's pointer is into src or buf, not dst:
+		 * adding is safe. */
 		if (!err)
 			err = fold_add_ids(dst, ids, n + off, count);
 	}
 	idmap_free(&map);
 	free(ids);
+	fold_ids_free(&buf);
 	return err;
 }

@@ -202,8 +202,18 @@ static int add_pstack(struct mg *m, size_t idx)
 	    ensure_mem((void **)&m->lines, &m->cap_lines, sizeof(*m->lines),
 		       m->nr_pool + v->nr_py + v->nr_nat))
 		return -ENOMEM;
-	p = &m->ps[m->nr_ps++];
-	p->ids = v->ids;
+	p = &m->ps[m->nr_ps];
+	if (v->nr) {
+		u32 *cp = arena_alloc(&m->ps_ids, (size_t)v->nr * sizeof(*cp));
+
+		if (!cp)
+			return -ENOMEM;
+		memcpy(cp, v->ids, (size_t)v->nr * sizeof(*cp));
+		p->ids = cp;
+	} else {
+		p->ids = v->ids;
+	}
+	m->nr_ps++;
 	p->nr = v->nr;
 	p->count = v->count;
 	p->tid = v->tid;
@@ -471,6 +481,7 @@ static void mg_free(struct mg *m)
 	free(m->pfiles);
 	free(m->canon);
 	free(m->ps);
+	arena_free(&m->ps_ids);
 	free(m->pool);
 	free(m->lines);
 	free(m->ents);
@@ -485,6 +496,7 @@ static void mg_free(struct mg *m)
 	free(m->pa);
 	free(m->pv.py);
 	free(m->pv.nat);
+	fold_ids_free(&m->pv.buf);
 }
 
 static int mg_init(struct mg *m, const struct perfspy_merge_opts *o)

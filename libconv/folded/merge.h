@@ -53,6 +53,7 @@ struct mg_frame {
 /* A stack of one side, seen through the frames that matter. */
 struct mg_view {
 	const u32 *ids;
+	struct fold_ids buf; /* where ids may lie (fold_stack()) */
 	u32 nr;
 	u64 count;
 	u64 tid;     /* of the thread root, 0 if none */
@@ -123,6 +124,9 @@ struct mg_pfile {
 
 struct mg {
 	struct log_sink log;
+	/* The py-spy stacks' ids (mg_pstack.ids): fold_stack() lends a
+	 * stack's ids only until the next one. Zeroed is empty. */
+	struct arena ps_ids;
 	const char *const *py_files;
 	bool thread_aware, native_join, keep_roots, any_native_keys;
 	u32 min_suffix;

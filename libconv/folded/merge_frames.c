@@ -483,7 +483,8 @@ int mg_build_view(struct mg *m, struct mg_side *s, size_t idx, struct mg_view *v
 	bool prefix = true;
 	u32 i;
 
-	fold_stack(s->f, idx, &v->ids, &v->nr, &v->count);
+	if (fold_stack(s->f, idx, &v->buf, &v->ids, &v->nr, &v->count))
+		return -ENOMEM;
 	v->tid = 0;
 	v->first = 0;
 	v->nr_py = v->nr_nat = 0;

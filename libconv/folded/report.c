@@ -1061,6 +1061,7 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 {
 	struct rp_build b = { .in = f };
 	size_t i, nr = perfspy_folder__nr_stacks(f), nn;
+	struct fold_ids buf = { 0 };
 	const u32 *ids;
 	u32 n;
 	u64 count;
@@ -1077,8 +1078,9 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 	if (!b.kinds || !b.sys || !b.leaf)
 		err = -ENOMEM;
 	for (i = 0; !err && i < nr; i++) {
-		fold_stack(f, i, &ids, &n, &count);
-		err = rp_stack(r, &b, ids, n, count);
+		err = fold_stack(f, i, &buf, &ids, &n, &count);
+		if (!err)
+			err = rp_stack(r, &b, ids, n, count);
 		if (!err && r->stack_cat)
 			r->stack_cat[i] = r->last_cat;
 	}
@@ -1089,6 +1091,7 @@ static int rp_fill(struct perfspy_report *r, const struct perfspy_folder *f)
 	free(b.leaf);
 	free(b.buf);
 	free(b.norm);
+	fold_ids_free(&buf);
 	if (!err)
 		err = rp_order_cats(r);
 	if (!err)

@@ -47,6 +47,7 @@ struct perfspy_top {
 	size_t cap_buf;
 	u32 *stk;
 	size_t cap_stk;
+	struct fold_ids ids; /* fold_stack()'s room */
 };
 
 PERFSPY_API int perfspy_top__new(const struct perfspy_top_opts *opts,
@@ -84,6 +85,7 @@ PERFSPY_API void perfspy_top__free(struct perfspy_top *t)
 	free(t->prev);
 	free(t->buf);
 	free(t->stk);
+	fold_ids_free(&t->ids);
 	free(t);
 }
 
@@ -315,7 +317,9 @@ PERFSPY_API int perfspy_top__update(struct perfspy_top *t,
 	t->total = 0;
 	t->nr_threads = 0;
 	for (i = 0; i < n; i++) {
-		fold_stack(f, i, &ids, &nr, &w);
+		err = fold_stack(f, i, &t->ids, &ids, &nr, &w);
+		if (err)
+			return err;
 		d = w - t->prev[i];
 		t->prev[i] = w;
 		if (!d)

@@ -121,6 +121,7 @@ struct pp {
 	s64 k_tid, k_thread, k_pid, k_comm, k_category;
 	const char *const *dso_paths, *const *dso_bids;
 	size_t nr_dsos;
+	struct fold_ids ids; /* fold_stack()'s room */
 };
 
 /* Function id for (@name, @file, @start), made on first use. 0 on ENOMEM. */
@@ -503,7 +504,9 @@ static int add_sample(struct pp *pp, size_t idx, struct sample_ref *ref)
 	u64 count, *v, first, n;
 	int err;
 
-	fold_stack(pp->in, idx, &ids, &nr, &count);
+	err = fold_stack(pp->in, idx, &pp->ids, &ids, &nr, &count);
+	if (err)
+		return err;
 	ref->lab_off = pp->nlabref;
 	for (root = 0; root < nr; root++) {
 		v = idmap_get(&pp->root_of, ids[root]);
@@ -821,6 +824,7 @@ out:
 	free(pp.cat_lab);
 	perfspy_report__free(pp.rep);
 	idmap_free(&pp.root_of);
+	fold_ids_free(&pp.ids);
 	free(pp.refs);
 	free(pp.samples);
 	free(pp.values);

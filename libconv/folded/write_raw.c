@@ -22,6 +22,10 @@ struct linebuf {
 	size_t cap_ends;
 	const u32 *prev;
 	u32 prev_nr;
+	/* fold_stack()'s room, in turns: the previous line's ids stay
+	 * where they are while the next line's are written out. */
+	struct fold_ids ids[2];
+	unsigned turn;
 };
 
 static int write_stack(const struct perfspy_folder *f, size_t idx,
@@ -32,7 +36,9 @@ static int write_stack(const struct perfspy_folder *f, size_t idx,
 	u64 count;
 	size_t len;
 
-	fold_stack(f, idx, &ids, &nr, &count);
+	if (fold_stack(f, idx, &lb->ids[lb->turn], &ids, &nr, &count))
+		return -ENOMEM;
+	lb->turn ^= 1;
 	if (lb->prev) {
 		n = lb->prev_nr < nr ? lb->prev_nr : nr;
 		while (j < n && lb->prev[j] == ids[j])
@@ -92,5 +98,7 @@ int write_raw(const struct perfspy_folder *f, FILE *out)
 	free(idx);
 	free(lb.p);
 	free(lb.ends);
+	fold_ids_free(&lb.ids[0]);
+	fold_ids_free(&lb.ids[1]);
 	return err ? err : werr;
 }

@@ -44,7 +44,7 @@
 
 
 struct ss_group {
-	const u32 *prefix; /* root frames (into the folder's pool) */
+	u32 *prefix; /* root frames, a copy (fold_stack() lends its ids) */
 	u32 nprefix;
 	u64 total;
 	u32 first;	   /* first member in ss.member order */
@@ -70,6 +70,7 @@ struct ss {
 	size_t nr_tl;
 	u64 t0;			/* the first sample's time: every startValue */
 	bool ms; /* weights are milliseconds (--idle, docs/top.md §3) */
+	struct fold_ids *ids;	/* fold_stack()'s room */
 };
 
 struct ss_tl {
@@ -109,12 +110,18 @@ static int ss_group(struct ss *s, const u32 *ids, u32 k, u32 *out)
 	}
 	if (ensure_mem((void **)&s->g, &s->cap_g, sizeof(*s->g), s->ng + 1))
 		return -ENOMEM;
-	v = idmap_put(&s->by_hash, h);
-	if (!v)
-		return -ENOMEM;
-	*v = s->ng;
-	s->g[s->ng] = (struct ss_group){ .prefix = ids, .nprefix = k,
+	s->g[s->ng] = (struct ss_group){ .nprefix = k,
 					 .first = UINT32_MAX, .last = UINT32_MAX };
+	if (k && !(s->g[s->ng].prefix = xreallocarray(NULL, k, sizeof(*ids))))
+		return -ENOMEM;
+	if (k)
+		memcpy(s->g[s->ng].prefix, ids, (size_t)k * sizeof(*ids));
+	v = idmap_put(&s->by_hash, h);
+	if (!v) {
+		free(s->g[s->ng].prefix);
+		return -ENOMEM;
+	}
+	*v = s->ng;
 	*out = (u32)s->ng++;
 	return 0;
 }
@@ -158,7 +165,9 @@ static int ss_prepare(struct ss *s)
 	if (!s->next || !s->stack_grp)
 		return -ENOMEM;
 	for (i = 0; i < s->nr; i++) {
-		fold_stack(s->f, s->order[i], &ids, &nr, &count);
+		err = fold_stack(s->f, s->order[i], s->ids, &ids, &nr, &count);
+		if (err)
+			return err;
 		k = root_prefix(s->f, ids, nr);
 		err = ss_group(s, ids, k, &g);
 		for (j = k; !err && j < nr; j++)
@@ -285,7 +294,10 @@ static void ss_put_stack(struct wout *w, const struct ss *s, u32 idx, u32 nprefi
 	u64 count;
 	char *p, *q;
 
-	fold_stack(s->f, idx, &ids, &nr, &count);
+	if (fold_stack(s->f, idx, s->ids, &ids, &nr, &count)) {
+		w->err = -ENOMEM;
+		return;
+	}
 	/* Straight into the output buffer when the list fits: at most
 	 * 10 digits (a u32) and a comma a frame. */
 	if (nr >= nprefix && (p = wout_room(w, 2 + (size_t)(nr - nprefix) * 11))) {
@@ -390,9 +402,7 @@ static int ss_put_timed(struct wout *w, const struct ss *s, size_t gi,
 static void ss_put_profile(struct wout *w, const struct ss *s,
 			   const struct ss_group *g, const char *title)
 {
-	const u32 *ids;
-	u32 nr, i;
-	u64 count;
+	u32 i;
 
 	wout_str(w, "{\"type\":\"sampled\",");
 	ss_put_name(w, s, g, title);
@@ -407,10 +417,9 @@ static void ss_put_profile(struct wout *w, const struct ss *s,
 	}
 	wout_str(w, "],\n\"weights\":[");
 	for (i = g->first; i != UINT32_MAX; i = s->next[i]) {
-		fold_stack(s->f, s->order[i], &ids, &nr, &count);
 		if (i != g->first)
 			wout_str(w, ",");
-		wout_u64(w, count);
+		wout_u64(w, fold_stack_count(s->f, s->order[i]));
 	}
 	wout_str(w, "]}");
 }
@@ -463,7 +472,9 @@ int write_speedscope(const struct perfspy_folder *f, FILE *out,
 		     const struct perfspy_write_opts *opts)
 {
 	const char *title = OPTS_GET(opts, title, NULL);
-	struct ss s = { .f = f, .ms = OPTS_GET(opts, milliseconds, false) };
+	struct fold_ids ids = { 0 };
+	size_t gi;
+	struct ss s = { .f = f, .ms = OPTS_GET(opts, milliseconds, false), .ids = &ids };
 	struct wout w;
 	int err;
 
@@ -484,11 +495,14 @@ int write_speedscope(const struct perfspy_folder *f, FILE *out,
 	free(s.tl);
 	free(s.order);
 	free(s.next);
+	for (gi = 0; gi < s.ng; gi++)
+		free(s.g[gi].prefix);
 	free(s.g);
 	free(s.frames);
 	free(s.sidx);
 	idmap_free(&s.by_hash);
 	idmap_free(&s.frame_idx);
+	fold_ids_free(&ids);
 	if (err) {
 		free(w.buf);
 		return err;

@@ -163,12 +163,14 @@ static int fg_build(struct fg_tree *t)
 {
 	size_t i, nr = perfspy_folder__nr_stacks(t->f);
 	u32 root, cur, j, n, g;
+	struct fold_ids buf = { 0 };
 	const u32 *ids;
 	u64 count;
 	int err = fg_new_node(t, FG_NONE, FG_NONE, &root);
 
 	for (i = 0; !err && i < nr; i++) {
-		fold_stack(t->f, i, &ids, &n, &count);
+		if ((err = fold_stack(t->f, i, &buf, &ids, &n, &count)))
+			break;
 		cur = root;
 		t->n[cur].total += count;
 		for (j = 0; !err && j < n; j++) {
@@ -182,6 +184,7 @@ static int fg_build(struct fg_tree *t)
 				err = fg_add_line(t, cur, ids[j], count);
 		}
 	}
+	fold_ids_free(&buf);
 	return err;
 }
 

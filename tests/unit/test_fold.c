@@ -72,6 +72,100 @@ static void test_order_random(unsigned seed, bool spine, int stacks)
 	perfspy_folder__free(f);
 }
 
+/*
+ * Stacks of 16-bit and 32-bit ids (fold.c struct fold_stack): a folder
+ * whose names run past 65,535 keeps a stack with any such id wide, the
+ * rest narrow. Half the names are interned before 70,000 others and half
+ * after, so stacks mix both kinds, also along shared prefixes. Checks:
+ * the lines are in bytewise order, a stack added again is found (narrow
+ * against wide ids of the same length and the same low bits as well),
+ * and fold_merge() moves every stack, both kinds, to the same bytes.
+ */
+static void test_wide(unsigned seed)
+{
+	static const char *const names[] = {
+		"foo", "foo z", "foo (a.c:1)", "foo!", "foo 1", "foo 12", "fo",
+		"f", "foo:", "bar", "\xc3\xa9", "a", "a b", "a 9", "a!",
+	};
+	struct perfspy_folder *f, *g;
+	char *out, *out2, *line, *save, **lines, name[32];
+	size_t n = 0, i, before;
+	u32 *map, lo, hi;
+	u64 total;
+	int k;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (i = 0; i < ARRAY_SIZE(names) / 2; i++)
+		T(fold_intern_str(f, names[i]) < 65536);
+	for (k = 0; k < 70000; k++) {
+		snprintf(name, sizeof(name), "z%06d", k);
+		T(fold_intern_str(f, name) != FOLD_NO_ID);
+	}
+	for (; i < ARRAY_SIZE(names); i++)
+		T(fold_intern_str(f, names[i]) >= 65536);
+	srand(seed);
+	for (k = 0; k < 4000; k++) {
+		const char *st[66];
+		size_t p = (size_t)rand() % 61;
+		size_t d = p + (size_t)rand() % 6 + (p ? 0 : 1), j;
+
+		for (j = 0; j < p; j++)
+			st[j] = names[j % 3 ? 0 : 2];
+		for (; j < d; j++)
+			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
+		T_EQ_INT(perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20)), 0);
+	}
+	/* Found again: the same stacks, and none new. */
+	before = perfspy_folder__nr_stacks(f);
+	total = perfspy_folder__total(f);
+	srand(seed);
+	for (k = 0; k < 4000; k++) {
+		const char *st[66];
+		size_t p = (size_t)rand() % 61;
+		size_t d = p + (size_t)rand() % 6 + (p ? 0 : 1), j;
+
+		for (j = 0; j < p; j++)
+			st[j] = names[j % 3 ? 0 : 2];
+		for (; j < d; j++)
+			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
+		T_EQ_INT(perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20)), 0);
+	}
+	T_EQ_INT(perfspy_folder__nr_stacks(f), before);
+	T_EQ_INT(perfspy_folder__total(f), 2 * total);
+	/* A narrow stack and a wide one whose ids agree in their low 16
+	 * bits: "z%06d" 65,536 apart. */
+	lo = fold_intern_str(f, "z000100");
+	hi = fold_intern_str(f, "z065636");
+	T_EQ_INT(hi - lo, 65536);
+	T_EQ_INT(fold_add_ids(f, &lo, 1, 1), 0);
+	T_EQ_INT(fold_add_ids(f, &hi, 1, 2), 0);
+	T_EQ_INT(fold_add_ids(f, &lo, 1, 4), 0);
+	T_EQ_INT(perfspy_folder__nr_stacks(f), before + 2);
+	out = write_str(f);
+	T(strstr(out, "\nz000100 5\n") != NULL);
+	T(strstr(out, "\nz065636 2\n") != NULL);
+	lines = calloc(perfspy_folder__nr_stacks(f) + 1, sizeof(*lines));
+	out2 = strdup(out);
+	for (line = strtok_r(out2, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		lines[n++] = line;
+	T_EQ_INT(n, perfspy_folder__nr_stacks(f));
+	for (i = 1; i < n; i++)
+		T(cmp_lines(&lines[i - 1], &lines[i]) < 0);
+	free(lines);
+	free(out2);
+	/* Moved into an empty folder: the same lines. */
+	T_EQ_INT(perfspy_folder__new(&g), 0);
+	T_EQ_INT(fold_merge(g, f, &map), 0);
+	T_EQ_INT(perfspy_folder__nr_stacks(f), 0);
+	out2 = write_str(g);
+	T_EQ_STR(out2, out);
+	free(map);
+	free(out2);
+	free(out);
+	perfspy_folder__free(g);
+	perfspy_folder__free(f);
+}
+
 /* Sorting ahead (fold.c fold_sort_ahead(), docs/design.md §6.23): the
  * same bytes as a folder that sorts at the end, for stacks added before
  * it began, several batches, a write between adds (the thread stops and
@@ -210,6 +304,7 @@ int main(void)
 	test_order_random(13, true, 60000);
 	test_order_random(17, false, 60000);
 	test_order_random(12, true, 3000);
+	test_wide(19);
 	test_sort_ahead();
 	/* A folder holding only the empty stack (py-spy's " 7" line). */
 	T_EQ_INT(perfspy_folder__new(&f), 0);

@@ -129,15 +129,17 @@ static void test_raw_more(void)
 	{
 		/* Frame counts prove the joins (';' -> ':' alone would not). */
 		struct perfspy_folder *f;
+		struct fold_ids buf = { 0 };
 		const u32 *ids;
 		u32 nr;
 		u64 c;
 
 		perfspy_folder__new(&f);
 		T_EQ_INT(rd_n(f, "process 3:\"sh -c a; b\";f (a.py:1) 1\n", 36, 0, NULL), 0);
-		fold_stack(f, 0, &ids, &nr, &c);
+		T_EQ_INT(fold_stack(f, 0, &buf, &ids, &nr, &c), 0);
 		T_EQ_INT(nr, 2);
 		T_EQ_STR(fold_name(f, ids[0]), "process 3:\"sh -c a: b\"");
+		fold_ids_free(&buf);
 		perfspy_folder__free(f);
 	}
 	/* Old thread frames become `thread (ID)` (§1.5). */
