@@ -101,8 +101,10 @@ static int ss_group(struct ss *s, const u32 *ids, u32 k, u32 *out)
 		if (!v)
 			break;
 		i = (size_t)*v;
+		/* A group of no prefix holds no copy (NULL): memcmp() must
+		 * not see it, even for 0 bytes. */
 		if (s->g[i].nprefix == k &&
-		    !memcmp(s->g[i].prefix, ids, (size_t)k * sizeof(*ids))) {
+		    (!k || !memcmp(s->g[i].prefix, ids, (size_t)k * sizeof(*ids)))) {
 			*out = (u32)i;
 			return 0;
 		}
