@@ -81,12 +81,33 @@ static void test_order_random(unsigned seed, bool spine, int stacks)
  * against wide ids of the same length and the same low bits as well),
  * and fold_merge() moves every stack, both kinds, to the same bytes.
  */
+static const char *const wide_names[] = {
+	"foo", "foo z", "foo (a.c:1)", "foo!", "foo 1", "foo 12", "fo",
+	"f", "foo:", "bar", "\xc3\xa9", "a", "a b", "a 9", "a!",
+};
+
+/* 4,000 stacks drawn from @seed: shared prefixes, then random names. */
+static void add_wide(struct perfspy_folder *f, unsigned seed)
+{
+	int k;
+
+	srand(seed);
+	for (k = 0; k < 4000; k++) {
+		const char *st[66];
+		size_t p = (size_t)rand() % 61;
+		size_t d = p + (size_t)rand() % 6 + (p ? 0 : 1), j;
+
+		for (j = 0; j < p; j++)
+			st[j] = wide_names[j % 3 ? 0 : 2];
+		for (; j < d; j++)
+			st[j] = wide_names[(size_t)rand() % ARRAY_SIZE(wide_names)];
+		T_EQ_INT(perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20)), 0);
+	}
+}
+
 static void test_wide(unsigned seed)
 {
-	static const char *const names[] = {
-		"foo", "foo z", "foo (a.c:1)", "foo!", "foo 1", "foo 12", "fo",
-		"f", "foo:", "bar", "\xc3\xa9", "a", "a b", "a 9", "a!",
-	};
+	const char *const *names = wide_names;
 	struct perfspy_folder *f, *g;
 	char *out, *out2, *line, *save, **lines, name[32];
 	size_t n = 0, i, before;
@@ -95,41 +116,19 @@ static void test_wide(unsigned seed)
 	int k;
 
 	T_EQ_INT(perfspy_folder__new(&f), 0);
-	for (i = 0; i < ARRAY_SIZE(names) / 2; i++)
+	for (i = 0; i < ARRAY_SIZE(wide_names) / 2; i++)
 		T(fold_intern_str(f, names[i]) < 65536);
 	for (k = 0; k < 70000; k++) {
 		snprintf(name, sizeof(name), "z%06d", k);
 		T(fold_intern_str(f, name) != FOLD_NO_ID);
 	}
-	for (; i < ARRAY_SIZE(names); i++)
+	for (; i < ARRAY_SIZE(wide_names); i++)
 		T(fold_intern_str(f, names[i]) >= 65536);
-	srand(seed);
-	for (k = 0; k < 4000; k++) {
-		const char *st[66];
-		size_t p = (size_t)rand() % 61;
-		size_t d = p + (size_t)rand() % 6 + (p ? 0 : 1), j;
-
-		for (j = 0; j < p; j++)
-			st[j] = names[j % 3 ? 0 : 2];
-		for (; j < d; j++)
-			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
-		T_EQ_INT(perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20)), 0);
-	}
+	add_wide(f, seed);
 	/* Found again: the same stacks, and none new. */
 	before = perfspy_folder__nr_stacks(f);
 	total = perfspy_folder__total(f);
-	srand(seed);
-	for (k = 0; k < 4000; k++) {
-		const char *st[66];
-		size_t p = (size_t)rand() % 61;
-		size_t d = p + (size_t)rand() % 6 + (p ? 0 : 1), j;
-
-		for (j = 0; j < p; j++)
-			st[j] = names[j % 3 ? 0 : 2];
-		for (; j < d; j++)
-			st[j] = names[(size_t)rand() % ARRAY_SIZE(names)];
-		T_EQ_INT(perfspy_folder__add(f, st, d, 1 + (uint64_t)(rand() % 20)), 0);
-	}
+	add_wide(f, seed);
 	T_EQ_INT(perfspy_folder__nr_stacks(f), before);
 	T_EQ_INT(perfspy_folder__total(f), 2 * total);
 	/* A narrow stack and a wide one whose ids agree in their low 16
