@@ -346,15 +346,24 @@ static int read_profile(struct rd *r)
 static int gunzip(const u8 *buf, size_t len, u8 **out, size_t *olen)
 {
 	z_stream z = { 0 };
-	size_t cap = len * 4 + 4096, n = 0;
+	size_t cap = 0, n = 0;
 	u8 *o = NULL;
 	int ret;
 
 	*out = NULL;
 	if (len < 2 || buf[0] != 0x1f || buf[1] != 0x8b)
 		return 0;
-	if (inflateInit2(&z, 15 + 16) != Z_OK)
+	/* Room for four times the input to start with (pprof protobuf
+	 * compresses about that much), grown as it inflates. The buffer
+	 * is allocated here: a capacity set ahead of an allocation left
+	 * ensure_mem() nothing to do, and every input past 15 KB failed
+	 * (inflate() refuses a NULL output). */
+	if (ensure_mem((void **)&o, &cap, 1, len < SIZE_MAX / 8 ? len * 4 + 4096 : len))
 		return -ENOMEM;
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(o);
+		return -ENOMEM;
+	}
 	z.next_in = (Bytef *)buf;
 	do {
 		if (ensure_mem((void **)&o, &cap, 1, n + 65536)) {

@@ -94,6 +94,38 @@ static void test_round_trip(void)
 	perfspy_folder__free(f);
 }
 
+/* A profile whose gzip is well past 15 KB: 3,000 stacks of distinct
+ * frames. The reader once sized its inflate buffer ahead of allocating
+ * it and refused every input past about 15 KB. */
+static void test_round_trip_big(void)
+{
+	struct perfspy_folder *f, *back;
+	PERFSPY_OPTS(perfspy_read_stats, st);
+	char *pb, *raw, *raw2, line[128];
+	size_t len;
+	int i;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (i = 0; i < 3000; i++) {
+		snprintf(line, sizeof(line), "thread (%d): w;main (p.c:1);f%d (a%d.c:%d);g%d (libz.so)",
+			 i % 7, i, i % 13, i * 7 % 1000, i * 31 % 2999);
+		add(f, line, 1 + (u64)i % 17);
+	}
+	pb = mem_write(f, PERFSPY_FORMAT_PPROF, false, &len);
+	T(len > 4 * 15360);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, pb, len, NULL, &st), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	T_EQ_INT(st.stacks, 3000);
+	free(pb);
+	free(raw);
+	free(raw2);
+	perfspy_folder__free(back);
+	perfspy_folder__free(f);
+}
+
 static void test_deterministic(void)
 {
 	struct perfspy_folder *a = shape_folder(0), *b = shape_folder(1);
@@ -472,6 +504,7 @@ static void test_add_folder(void)
 int main(void)
 {
 	test_round_trip();
+	test_round_trip_big();
 	test_deterministic();
 	test_tables();
 	test_start_line();
