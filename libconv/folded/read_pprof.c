@@ -343,7 +343,10 @@ static int read_profile(struct rd *r)
 
 /* @len bytes at @buf, gunzipped when they start with the gzip magic
  * (RFC 1952 §2.3.1: 1f 8b); *@out is NULL when they are not. */
-static int gunzip(const u8 *buf, size_t len, u8 **out, size_t *olen)
+/* Inflates a gzip member; input that is not gzip is left as it is (0,
+ * *@out NULL). On a corrupt or cut stream, *@bad_at is the input offset
+ * where inflating stopped. */
+static int gunzip(const u8 *buf, size_t len, u8 **out, size_t *olen, size_t *bad_at)
 {
 	z_stream z = { 0 };
 	size_t cap = 0, n = 0;
@@ -377,6 +380,7 @@ static int gunzip(const u8 *buf, size_t len, u8 **out, size_t *olen)
 		ret = inflate(&z, Z_NO_FLUSH);
 		n = (size_t)(z.next_out - o);
 	} while (ret == Z_OK);
+	*bad_at = (size_t)(z.next_in - buf);
 	inflateEnd(&z);
 	if (ret != Z_STREAM_END) {
 		free(o);
@@ -394,7 +398,7 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 {
 	struct rd r = { .f = f };
 	u8 *data = NULL, *raw = NULL;
-	size_t rawlen = 0, i;
+	size_t rawlen = 0, i, bad_at = 0;
 	PProfile *p = NULL;
 	int err;
 
@@ -418,12 +422,16 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 		data = (u8 *)whole;
 		buf = data;
 	}
-	err = gunzip(buf, len, &raw, &rawlen);
+	err = gunzip(buf, len, &raw, &rawlen, &bad_at);
+	if (err == -PERFSPY_E_CAPTURE)
+		log_msg(&r.log, LOG_ERROR,
+			"%s: not a pprof profile (its gzip stream is corrupt or cut short at offset %zu of %zu)",
+			r.name, bad_at, len);
 	if (!err) {
 		p = perftools__profiles__profile__unpack(NULL, raw ? rawlen : len,
 							  raw ? raw : (const u8 *)buf);
 		if (!p) {
-			pr_warn(&r.log, "%s: not a pprof profile (protobuf decoding failed)",
+			log_msg(&r.log, LOG_ERROR, "%s: not a pprof profile (protobuf decoding failed)",
 				r.name);
 			err = -PERFSPY_E_CAPTURE;
 		}

@@ -66,4 +66,20 @@ if command -v go >/dev/null 2>&1; then
 	[ "$t" = "$(total "$SCRATCH/node2.txt")" ] && pass "go tool pprof -tagfocus=host=node2: node2's $t" ||
 		fail "-tagfocus=host=node2 total '$t', node2 has $(total "$SCRATCH/node2.txt")"
 fi
+# A pprof cut short: an error that names the file and where its gzip
+# stream stops, and no output file left behind.
+n=$(stat -c %s "$SCRATCH/node1.pb.gz")
+head -c $((n / 2)) "$SCRATCH/node1.pb.gz" >"$SCRATCH/cut.pb.gz"
+"$PERFSPY" combine -o "$SCRATCH/cut.txt" "$SCRATCH/node2.pb.gz" "$SCRATCH/cut.pb.gz" \
+	2>"$SCRATCH/cut.err"
+rc=$?
+left=$(find "$SCRATCH" -maxdepth 1 \( -name cut.txt -o -name '.cut.txt.tmp.*' \))
+if [ "$rc" = 0 ]; then
+	fail "combine of a cut pprof succeeded"
+elif grep -q "cut.pb.gz: not a pprof profile (its gzip stream is corrupt or cut short at offset $((n / 2)) of $((n / 2)))" \
+	"$SCRATCH/cut.err" && [ -z "$left" ]; then
+	pass "a cut pprof: named, with its offset, and no output"
+else
+	fail "a cut pprof (exit $rc): $(cat "$SCRATCH/cut.err"), output left: $left"
+fi
 finish
