@@ -394,7 +394,7 @@ void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids)
 		/* A deep stack's first frames are mostly the previous
 		 * output line's, so the write starts further in: the
 		 * ids' second cache line too. */
-		if (st->nr > 16)
+		if ((size_t)st->nr * (st->wide ? 4 : 2) > 64)
 			__builtin_prefetch((const char *)st->ids + 64);
 	}
 }
@@ -1075,10 +1075,7 @@ int fold_sorted(const struct perfspy_folder *f, u32 **out)
 int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map)
 {
 	size_t i, n = fold_nr_names(src), cap = 0;
-	u32 *m, *ids = NULL, nr, k;
-	struct fold_ids buf = { 0 };
-	const u32 *sids;
-	u64 count;
+	u32 *m, *ids = NULL, k;
 	int err = 0;
 
 	m = xreallocarray(NULL, n ? n : 1, sizeof(*m));
@@ -1091,20 +1088,22 @@ int fold_merge(struct perfspy_folder *dst, struct perfspy_folder *src, u32 **map
 			return -ENOMEM;
 		}
 	for (i = src->nr_stacks; !err && i-- > 0;) {
-		if ((err = fold_stack(src, i, &buf, &sids, &nr, &count)) ||
-		    (err = ensure_mem((void **)&ids, &cap, sizeof(*ids), nr + 1)))
+		const struct fold_stack *st = &src->stacks[i];
+
+		/* Each id mapped where it lies, 16 or 32 bits: no
+		 * fold_stack() copy in between. */
+		if ((err = ensure_mem((void **)&ids, &cap, sizeof(*ids), (size_t)st->nr + 1)))
 			break;
-		for (k = 0; k < nr; k++)
-			ids[k] = m[sids[k]];
-		err = fold_add_ids(dst, ids, nr, count);
+		for (k = 0; k < st->nr; k++)
+			ids[k] = m[st_id(st, k)];
+		err = fold_add_ids(dst, ids, st->nr, st->count);
 		/* The first stack of the last block moved: the block goes. */
-		if (!err && src->pool && src->stacks[i].ids == src->pool->words) {
+		if (!err && src->pool && st->ids == src->pool->words) {
 			pool_pop(src);
 			src->nr_stacks = i;
 		}
 	}
 	free(ids);
-	fold_ids_free(&buf);
 	if (err) {
 		free(m);
 		return err;
