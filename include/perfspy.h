@@ -441,6 +441,9 @@ struct perfspy_thread {
 	int tid;
 	const char *comm; /* latest name */
 	uint64_t nr_samples;
+	/* The program its process runs (its last exec), as recorded: the
+	 * first file it mapped executable. NULL if unknown. */
+	const char *exe;
 	size_t : 0;
 };
 
@@ -617,9 +620,15 @@ struct perfspy_write_opts {
 	/* issue 10: the weights are milliseconds (a conversion with ->idle):
 	 * the SVG's title line and tooltips and speedscope's unit say so. */
 	bool milliseconds;
+	/* pprof: the path of the profiled program (e.g. the perfspy_thread
+	 * .exe with the most samples): its Mapping comes first, as pprof
+	 * takes mapping[0] for the main binary (`go tool pprof`'s "File:"
+	 * line), with its build id when dso_paths lists it. NULL: Mappings in
+	 * order of first use. Other formats ignore it. */
+	const char *main_binary;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field milliseconds
+#define perfspy_write_opts__last_field main_binary
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):

@@ -2747,6 +2747,7 @@ PERFSPY_API int perfspy_session__thread(const struct perfspy_session *s,
 	v.tid = m->tid;
 	v.comm = m->comm;
 	v.nr_samples = m->nr_samples;
+	v.exe = m->exe;
 	memcpy(t, &v, v.sz);
 	return 0;
 }

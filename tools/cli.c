@@ -843,17 +843,61 @@ static bool frame_inlined(void *ctx, const char *frame, size_t len)
 	return perfspy_session__frame_inlined(ctx, frame, len);
 }
 
-void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
-{
-	session_dsos(s, wo);
-	wo->frame_inlined = frame_inlined;
-	wo->frame_inlined_ctx = s;
-	wo->python_first_lines = true; /* a session's frames: first lines */
-}
-
 static const char *frame_lib(void *ctx, const char *frame, size_t len)
 {
 	return perfspy_session__frame_lib(ctx, frame, len);
+}
+
+/* The program that ran the most samples of those kept (@pid, @tid and
+ * @comm as perfspy_convert_opts filters them: 0 or NULL keeps all), for
+ * pprof's mapping[0]; ties go to the first path in byte order. NULL if no
+ * thread's program is known. */
+static const char *main_binary(struct perfspy_session *s, int pid, int tid, const char *comm)
+{
+	PERFSPY_OPTS(perfspy_thread, t);
+	struct exe_count {
+		const char *exe;
+		uint64_t n;
+	} *v = NULL, *grown;
+	size_t nv = 0, i, best = 0;
+	const char *ret = NULL;
+	uint32_t idx;
+
+	for (idx = 0; !perfspy_session__thread(s, idx, &t); idx++) {
+		if (!t.exe || !t.nr_samples || (pid && t.pid != pid) || (tid && t.tid != tid) ||
+		    (comm && (!t.comm || strcmp(t.comm, comm))))
+			continue;
+		for (i = 0; i < nv && strcmp(v[i].exe, t.exe); i++)
+			;
+		if (i == nv) {
+			grown = realloc(v, (nv + 1) * sizeof(*v));
+			if (!grown)
+				break; /* ENOMEM: the output lacks it, as with the DSOs */
+			v = grown;
+			v[nv++] = (struct exe_count){ t.exe, 0 };
+		}
+		v[i].n += t.nr_samples;
+	}
+	for (i = 0; i < nv; i++)
+		if (!ret || v[i].n > v[best].n || (v[i].n == v[best].n && strcmp(v[i].exe, ret) < 0)) {
+			best = i;
+			ret = v[i].exe;
+		}
+	free(v);
+	return ret;
+}
+
+void cli_pprof_opts(struct perfspy_session *s, int pid, int tid, const char *comm,
+		    struct perfspy_write_opts *wo)
+{
+	session_dsos(s, wo);
+	wo->main_binary = main_binary(s, pid, tid, comm);
+	/* Frames that name their source file get their library's Mapping. */
+	wo->frame_lib = frame_lib;
+	wo->frame_lib_ctx = s;
+	wo->frame_inlined = frame_inlined;
+	wo->frame_inlined_ctx = s;
+	wo->python_first_lines = true; /* a session's frames: first lines */
 }
 
 void cli_svg_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)

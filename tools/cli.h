@@ -136,9 +136,12 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp);
 
-/* pprof writing from a session (convert, record): Mappings from its DSOs,
- * inlined frames as Lines; free the arrays with cli_pprof_opts_free(). */
-void cli_pprof_opts(struct perfspy_session *s, struct perfspy_write_opts *wo);
+/* pprof writing from a session (convert, record): Mappings from its DSOs
+ * (first the program of the samples that @pid, @tid and @comm keep, as
+ * perfspy_convert_opts filters them), inlined frames as Lines; free the
+ * arrays with cli_pprof_opts_free(). */
+void cli_pprof_opts(struct perfspy_session *s, int pid, int tid, const char *comm,
+		    struct perfspy_write_opts *wo);
 void cli_pprof_opts_free(struct perfspy_write_opts *wo);
 /* The flame graph's library colours for frames that name a source file
  * (perfspy_write_opts.frame_lib, from the session). */

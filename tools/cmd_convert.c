@@ -315,7 +315,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	wo.clock_ns = s && co.weight == PERFSPY_WEIGHT_PERIOD && clock_event(s, co.event);
 	if (s && wo.format == PERFSPY_FORMAT_PPROF)
-		cli_pprof_opts(s, &wo);
+		cli_pprof_opts(s, co.pid, co.tid, co.comm, &wo);
 	if (s && wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
 		cli_svg_opts(s, &wo);
 	if ((closing = close_aside(s, &wo, &closer)))

@@ -627,7 +627,7 @@ int cmd_record(int argc, char **argv)
 	if (!a.out)
 		goto out;
 	if (wo.format == PERFSPY_FORMAT_PPROF)
-		cli_pprof_opts(s, &wo);
+		cli_pprof_opts(s, st.pid > 0 ? st.pid : 0, 0, NULL, &wo);
 	if (wo.format == PERFSPY_FORMAT_FLAMEGRAPH)
 		cli_svg_opts(s, &wo);
 	err = cli_write_folder(a.out, a.out, f, &wo);

@@ -19,6 +19,11 @@
  *   frames and unnamed code (`0x1f00 (lib)`) get a Mapping per library
  *   name, with the full path and build id when the caller passes the
  *   session's DSOs (perfspy_write_opts.dso_paths), without addresses;
+ *   frames that name a source file (`f (a.c:10)`) get their library's
+ *   Mapping when the caller tells it (perfspy_write_opts.frame_lib);
+ * - the program's Mapping (perfspy_write_opts.main_binary) comes first:
+ *   pprof takes mapping[0] for the main binary (profile.proto, Profile
+ *   .mapping; `go tool pprof` names it on its "File:" line);
  * - root frames become labels, not Locations: `thread (TID): NAME` gives
  *   `tid` (a number) and `thread`, `process PID:"cmd"` gives `pid` and
  *   `comm`, and `[key=value]` (perfspy combine --label-root) gives key;
@@ -121,6 +126,9 @@ struct pp {
 	s64 k_tid, k_thread, k_pid, k_comm, k_category;
 	const char *const *dso_paths, *const *dso_bids;
 	size_t nr_dsos;
+	/* perfspy_write_opts.frame_lib */
+	const char *(*frame_lib)(void *ctx, const char *frame, size_t len);
+	void *frame_lib_ctx;
 	struct fold_ids ids; /* fold_stack()'s room */
 };
 
@@ -185,9 +193,22 @@ static ssize_t dso_of(const struct pp *pp, const char *lib, size_t len)
 	return -1;
 }
 
-/* Mapping id for library @lib, made on first use: the caller's path and
- * build id for it when it has them, else just the name. 0 on ENOMEM. */
-static u64 mapping_id(struct pp *pp, const char *lib, size_t len)
+/* The caller's DSO whose path is @path, or -1. */
+static ssize_t dso_at(const struct pp *pp, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < pp->nr_dsos; i++)
+		if (pp->dso_paths[i] && !strcmp(pp->dso_paths[i], path))
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Mapping id for library @lib (the name frames show), made on first use:
+ * for @path when given (the main binary), else for the caller's DSO of
+ * that name; the DSO's path and build id when the caller has them, else
+ * just the name. 0 on ENOMEM. */
+static u64 mapping_id(struct pp *pp, const char *lib, size_t len, const char *path)
 {
 	PMapping *m;
 	u32 id = fold_intern(pp->mapkeys, lib, len);
@@ -202,21 +223,32 @@ static u64 mapping_id(struct pp *pp, const char *lib, size_t len)
 	m = &pp->maps[pp->nmaps];
 	perftools__profiles__mapping__init(m);
 	m->id = (u64)id + 1;
-	d = dso_of(pp, lib, len);
+	d = path ? dso_at(pp, path) : dso_of(pp, lib, len);
 	if (d >= 0) {
-		const char *path = pp->dso_paths[d], *bid = pp->dso_bids ? pp->dso_bids[d] : NULL;
+		const char *bid = pp->dso_bids ? pp->dso_bids[d] : NULL;
 
-		m->filename = str_idx(&pp->str, path, strlen(path));
+		path = pp->dso_paths[d];
 		if (bid && (m->build_id = str_idx(&pp->str, bid, strlen(bid))) < 0)
 			return 0;
-	} else {
-		m->filename = str_idx(&pp->str, lib, len);
 	}
+	m->filename = path ? str_idx(&pp->str, path, strlen(path)) : str_idx(&pp->str, lib, len);
 	m->has_functions = true;
 	if (m->filename < 0)
 		return 0;
 	pp->nmaps++;
 	return m->id;
+}
+
+/* The program's Mapping, first of all (perfspy_write_opts.main_binary):
+ * keyed by its last path component, the name its frames show. */
+static int main_mapping(struct pp *pp, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *lib = slash && slash[1] ? slash + 1 : path;
+
+	if (!*path)
+		return 0;
+	return mapping_id(pp, lib, strlen(lib), path) ? 0 : -ENOMEM;
 }
 
 /* Do @p's parts spell @s exactly (`func (file[:line])`)? */
@@ -260,9 +292,17 @@ static int frame_line(struct pp *pp, u32 id, u64 *fn, s64 *line, u64 *map)
 	}
 	*map = 0;
 	if (p.file && is_library(&p)) {
-		*map = mapping_id(pp, p.file, p.file_len);
+		*map = mapping_id(pp, p.file, p.file_len, NULL);
 		*fn = *map ? function_id(pp, p.func, p.func_len, "", 0, 0) : 0;
 	} else {
+		const char *lib = p.file && p.kind == FRAME_NATIVE && pp->frame_lib ?
+				  pp->frame_lib(pp->frame_lib_ctx, s, len) : NULL;
+
+		/* A frame naming its source file: its library's Mapping, when
+		 * the caller knows it. Reading back takes the file, not the
+		 * Mapping (read_pprof.c), so the text is kept. */
+		if (lib && *lib && !(*map = mapping_id(pp, lib, strlen(lib), NULL)))
+			return -ENOMEM;
 		*fn = function_id(pp, p.func, p.func_len, p.file ? p.file : "", p.file_len,
 				  pp->first_lines && p.kind == FRAME_PYTHON && p.line > 0 ? (s64)p.line : 0);
 	}
@@ -295,7 +335,9 @@ static u64 new_location(struct pp *pp, const u32 *fids, u32 n)
 		perftools__profiles__line__init(ln);
 		ln->function_id = fn;
 		ln->line = line;
-		if (!loc->mapping_id)
+		/* The outermost function's library: an inlined callee's text
+		 * (a header's inline function) may be shared by libraries. */
+		if (map)
 			loc->mapping_id = map;
 	}
 	pp->nlines += n;
@@ -774,6 +816,10 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 	pp.inlined_fn = OPTS_GET(opts, frame_inlined, NULL);
 	pp.first_lines = OPTS_GET(opts, python_first_lines, false);
 	pp.inlined_ctx = OPTS_GET(opts, frame_inlined_ctx, NULL);
+	pp.frame_lib = OPTS_GET(opts, frame_lib, NULL);
+	pp.frame_lib_ctx = OPTS_GET(opts, frame_lib_ctx, NULL);
+	if (!err && OPTS_GET(opts, main_binary, NULL))
+		err = main_mapping(&pp, opts->main_binary);
 	if (!err)
 		err = fold_sorted(f, &idx);
 	if (!err)

@@ -140,6 +140,21 @@ const struct mach_proc *mach_proc_of(struct machine *m, s32 pid)
 	return find_proc(m, pid);
 }
 
+const char *mach_exe(const struct mach_proc *p)
+{
+	/* Exec'd, its program not mapped yet: the maps left are the old
+	 * image's. */
+	if (p->exe || p->exe_next)
+		return p->exe;
+	/* The program of a process perf found running: /proc/PID/maps gives
+	 * no sign of it, but it is not a library, and it lies below them
+	 * (a PIE at 0x55..., others at 0x400000; libraries near the stack),
+	 * so it is the first such map perf synthesizes. Not the lowest map
+	 * held: those copied from the parent by a FORK stay where the
+	 * child's own do not cover them. */
+	return p->exe_guess;
+}
+
 static struct mach_proc *get_proc(struct machine *m, s32 pid)
 {
 	struct mach_proc *p;
@@ -316,6 +331,29 @@ static int kernel_mmap(struct machine *m, const struct rec_mmap *mm)
 	return 0;
 }
 
+/* `libc.so.6`, `x.cpython-312-x86_64-linux-gnu.so`, `libfoo.so (deleted)`:
+ * ".so" ending the name (before a " (deleted)") or followed by ".DIGIT". */
+static bool is_shared_lib(const char *name)
+{
+	const char *p = name;
+
+	while ((p = strstr(p, ".so"))) {
+		p += 3;
+		if (!*p || *p == ' ' || (*p == '.' && p[1] >= '0' && p[1] <= '9'))
+			return true;
+	}
+	return false;
+}
+
+/* A JIT runtime's jitdump marker, mapped executable so perf records it
+ * (perf's jitdump.txt: jit-PID.dump). */
+static bool is_jitdump(const char *short_name)
+{
+	size_t n = strlen(short_name);
+
+	return !strncmp(short_name, "jit-", 4) && n > 9 && !strcmp(short_name + n - 5, ".dump");
+}
+
 int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 {
 	struct mach_map nm = { 0 };
@@ -355,6 +393,14 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 		if (py_is_interpreter_dso(nm.name))
 			sym_dso_set_no_dwarf(nm.dso, true);
 	}
+	if (p->exe_next && nm.kind == MAPK_FILE) {
+		p->exe = nm.name;
+		p->exe_next = false;
+	} else if ((!p->exe_guess || p->guess_inherited) && nm.kind == MAPK_FILE &&
+		   !is_shared_lib(nm.short_name) && !is_jitdump(nm.short_name)) {
+		p->exe_guess = nm.name;
+		p->guess_inherited = false;
+	}
 	return insert_map(p, &nm);
 }
 
@@ -390,6 +436,10 @@ int mach_comm(struct machine *m, const struct rec_comm *c)
 		if (!p)
 			return -ENOMEM;
 		p->exec = true;
+		/* The new image's mmaps follow: load_elf_binary() maps the
+		 * program after begin_new_exec() set the comm. */
+		p->exe = NULL;
+		p->exe_next = true;
 	}
 	/* An exec keeps the old maps until the new image's mmaps cut them:
 	 * samples taken inside execve() still return into the old image
@@ -421,6 +471,13 @@ int mach_fork(struct machine *m, const struct rec_fork *f)
 	jit_map_free(np->jit);
 	np->jit = NULL;
 	np->jit_tried = false;
+	/* A fork runs its parent's image. perf's synthesized FORK of a
+	 * process that ran before the recording names a parent too, but
+	 * such parents saw no exec, so their exe is NULL. */
+	np->exe = pp ? pp->exe : NULL;
+	np->exe_next = pp && pp->exe_next;
+	np->exe_guess = pp ? pp->exe_guess : NULL;
+	np->guess_inherited = true;
 	if (pp && pp->nr_maps) {
 		struct mach_map *maps = calloc(pp->nr_maps, sizeof(*maps));
 
@@ -652,8 +709,12 @@ int mach_sorted_threads(struct machine *m, struct mach_thread ***out,
 	while ((e = htab_next(&m->threads, &pos))) {
 		struct mach_thread *t = e->obj;
 
-		if (t->seen)
+		if (t->seen) {
+			const struct mach_proc *p = find_proc(m, t->pid);
+
+			t->exe = p ? mach_exe(p) : NULL;
 			v[n++] = t;
+		}
 	}
 	xqsort(v, n, sizeof(*v), cmp_thread);
 	*out = v;

@@ -47,12 +47,25 @@ struct mach_proc {
 	u32 gen; /* bumped whenever the maps change */
 	size_t last_map; /* mach_find_map's last answer: a hint, checked */
 	bool exec; /* exec'd a new image: its parent's perf map is not its own */
+	/* The image it runs, once an exec was seen (or inherited through
+	 * a fork from a process that had one): the first file it mapped
+	 * executable after the exec, as binfmt_elf maps the program before
+	 * its interpreter. Interned; NULL until then (mach_exe()). */
+	const char *exe;
+	bool exe_next; /* exec'd: the next file map is the program */
+	/* Without an exec seen (a process perf found running): the first
+	 * file it mapped itself that is not a library (mach_exe()), or the
+	 * parent's guess until it maps one, as a FORK copies the parent's
+	 * maps before perf's synthesized maps of the child arrive. */
+	const char *exe_guess;
+	bool guess_inherited;
 };
 
 struct mach_thread {
 	s32 pid, tid;
 	const char *comm;
 	u64 nr_samples;
+	const char *exe; /* its process's program (mach_exe()), set by mach_sorted_threads() */
 	bool seen; /* had a sample, COMM or FORK of its own */
 };
 
@@ -109,6 +122,11 @@ u32 mach_maps_gen(struct machine *m, s32 pid);
 
 /* The process @pid (its sorted maps, for tests), or NULL. */
 const struct mach_proc *mach_proc_of(struct machine *m, s32 pid);
+/* The program @p runs, as recorded, or NULL: the image of its last exec,
+ * else (a process that ran before the recording, whose maps perf
+ * synthesized from /proc/PID/maps, in address order) its lowest file map
+ * whose name is not a shared library's or a jitdump's. */
+const char *mach_exe(const struct mach_proc *p);
 
 /* The map of @pid containing @addr, or NULL. */
 const struct mach_map *mach_find_map(struct machine *m, s32 pid, u64 addr);

@@ -31,6 +31,10 @@ t=$(echo "$top" | sed -n 's/.* of \([0-9]*\) total.*/\1/p')
 	fail "-top total '$t', raw total $raw_total"
 echo "$top" | grep -q 'Type: samples' && pass "-top: sample type samples" ||
 	fail "-top: no 'Type: samples'"
+# pprof's main binary is mapping[0] (its "File:" line): the recorded
+# program, though libc and the kernel come first in the stacks' order.
+echo "$top" | grep -qx 'File: chain' && pass "-top: File: chain (the program's Mapping first)" ||
+	fail "-top: no 'File: chain': $(echo "$top" | head -2)"
 
 pp -traces "$SCRATCH/a.pb.gz" >"$SCRATCH/traces" || fail "-traces failed"
 if "$PY" "$TOP/tests/e2e/pprof_check.py" "$SCRATCH/raw.txt" "$SCRATCH/traces" >"$SCRATCH/cmp"; then
@@ -72,6 +76,24 @@ while read -r path bid; do
 		fail "-raw: mapping $path: build id $bid, the file has '$real'"
 done < <(sed -n '/^Mappings/,$p' "$SCRATCH/rawdump" | awk 'NF >= 4 && $3 ~ /^\// && $4 ~ /^[0-9a-f]+$/ {print $3, $4}')
 [ "$nb" -gt 0 ] && pass "-raw: $nb mappings with build ids" || fail "-raw: no mapping with a build id"
+# Mapping 1 is the program, and frames naming chain.c are its Locations
+# (the session's library of source-named frames).
+m1=$(sed -n '/^Mappings/,$p' "$SCRATCH/rawdump" | awk '$1 == "1:" {print $3}')
+[ "$m1" = "$E2E_BIN/chain" ] && pass "-raw: mapping 1 is $m1" ||
+	fail "-raw: mapping 1 is '$m1', not $E2E_BIN/chain"
+grep -Eq '^ +[0-9]+: 0x0 M=1 level1 chain\.c:[0-9]+ ' "$SCRATCH/rawdump" &&
+	pass "-raw: level1 (chain.c) in mapping 1" ||
+	fail "-raw: level1's Location not in mapping 1: $(grep -m2 ' level1 chain' "$SCRATCH/rawdump")"
+
+# System-wide, chain's maps are perf's synthesized /proc maps (no exec
+# seen): its program is still found, not a library. --comm keeps its
+# samples only (other tests may be busier here), and the main binary is
+# that of the samples kept.
+record chain sys
+"$PERFSPY" convert -q -i "$REC" --comm chain --format pprof -o "$SCRATCH/sys.pb.gz" ||
+	fail "convert pprof (sys) failed"
+pp -top "$SCRATCH/sys.pb.gz" | grep -qx 'File: chain' && pass "system-wide --comm chain: File: chain" ||
+	fail "system-wide --comm chain: $(pp -top "$SCRATCH/sys.pb.gz" | head -1), not File: chain"
 
 # The category label: perfspy report's categories, sample for sample.
 pp -tags "$SCRATCH/a.pb.gz" >"$SCRATCH/tags" || fail "-tags failed"

@@ -496,6 +496,82 @@ static void test_fork(void)
 	sym_ctx_free(sym);
 }
 
+static const char *exe_of(struct machine *m, s32 pid)
+{
+	const struct mach_proc *p = mach_proc_of(m, pid);
+
+	return p ? mach_exe(p) : "(no process)";
+}
+
+#define EXE_IS(m, pid, want)                                                   \
+	do {                                                                   \
+		const char *_e = exe_of(m, pid);                               \
+		if (!(want))                                                   \
+			T_EQ_STR(_e ? _e : "NULL", "NULL");                    \
+		else                                                           \
+			T_EQ_STR(_e ? _e : "NULL", (want));                    \
+	} while (0)
+
+/* The program a process runs (pprof's main binary, mach_exe()). */
+static void test_exe(void)
+{
+	struct sym_ctx *sym = new_sym();
+	struct machine m;
+
+	mach_init(&m, sym, NULL);
+	/* Found running (synthesized maps, in address order, and a
+	 * synthesized FORK): the lowest file map that is not a library,
+	 * whatever the parent's; [vdso] and anon maps are not programs. */
+	T_EQ_INT(do_mmap2(&m, 10, 0x1000, 0x1000, 0, "[vdso]"), 0);
+	T_EQ_INT(do_mmap2(&m, 10, 0x2000, 0x1000, 0, "//anon"), 0);
+	T_EQ_INT(do_mmap2(&m, 10, 0x55000000, 0x1000, 0, "/usr/bin/bash"), 0);
+	T_EQ_INT(do_mmap2(&m, 10, 0x7f000000, 0x1000, 0, "/lib/libc.so.6"), 0);
+	EXE_IS(&m, 10, "/usr/bin/bash");
+	T_EQ_INT(do_fork(&m, 11, 10, 11, 10), 0);
+	T_EQ_INT(do_mmap2(&m, 11, 0x7e000000, 0x1000, 0, "/lib/libz.so.1.2.13"), 0);
+	T_EQ_INT(do_mmap2(&m, 11, 0x7e100000, 0x1000, 0, "/x/m.cpython-312-x86_64-linux-gnu.so"), 0);
+	T_EQ_INT(do_mmap2(&m, 11, 0x7e200000, 0x1000, 0, "/x/libq.so (deleted)"), 0);
+	T_EQ_INT(do_mmap2(&m, 11, 0x55000000, 0x1000, 0, "/usr/bin/python3.12"), 0);
+	EXE_IS(&m, 11, "/usr/bin/python3.12");
+	/* A synthesized FORK copies the parent's maps: the child's own
+	 * program counts, though it lies above the parent's. A real fork of
+	 * such a process runs the same program, and a jitdump mapped there
+	 * does not change it. */
+	T_EQ_INT(do_mmap2(&m, 30, 0x55000000, 0x1000, 0, "/usr/bin/timeout"), 0);
+	T_EQ_INT(do_fork(&m, 31, 30, 31, 30), 0);
+	EXE_IS(&m, 31, "/usr/bin/timeout");
+	T_EQ_INT(do_mmap2(&m, 31, 0x56000000, 0x1000, 0, "/work/chain"), 0);
+	T_EQ_INT(do_mmap2(&m, 31, 0x57000000, 0x1000, 0, "/work/other"), 0);
+	EXE_IS(&m, 31, "/work/chain");
+	T_EQ_INT(do_fork(&m, 32, 31, 32, 31), 0);
+	T_EQ_INT(do_mmap2(&m, 32, 0x7e000000, 0x1000, 0, "/tmp/jit-32.dump"), 0);
+	EXE_IS(&m, 32, "/work/chain");
+	/* Only libraries: unknown. */
+	T_EQ_INT(do_mmap2(&m, 12, 0x7f000000, 0x1000, 0, "/lib/libc.so.6"), 0);
+	EXE_IS(&m, 12, NULL);
+
+	/* An exec: the next file map is the program, wherever it lies and
+	 * whatever its name; until then none (the old image's maps stay). */
+	T_EQ_INT(do_comm(&m, 10, 10, "py", true), 0);
+	EXE_IS(&m, 10, NULL);
+	T_EQ_INT(do_mmap2(&m, 10, 0x7f500000, 0x1000, 0, "/opt/py/bin/python.so.1"), 0);
+	T_EQ_INT(do_mmap2(&m, 10, 0x7f600000, 0x1000, 0, "/lib/ld-linux-x86-64.so.2"), 0);
+	EXE_IS(&m, 10, "/opt/py/bin/python.so.1");
+	/* A real fork runs its parent's image, and dlopen()s do not change
+	 * it; a fork before the program is mapped waits for it too. */
+	T_EQ_INT(do_fork(&m, 20, 10, 20, 10), 0);
+	T_EQ_INT(do_mmap2(&m, 20, 0x7f700000, 0x1000, 0, "/x/plugin"), 0);
+	EXE_IS(&m, 20, "/opt/py/bin/python.so.1");
+	T_EQ_INT(do_comm(&m, 20, 20, "sh", true), 0);
+	T_EQ_INT(do_fork(&m, 21, 20, 21, 20), 0);
+	EXE_IS(&m, 21, NULL);
+	T_EQ_INT(do_mmap2(&m, 21, 0x10000, 0x1000, 0, "/bin/sh"), 0);
+	EXE_IS(&m, 21, "/bin/sh");
+	EXE_IS(&m, 20, NULL);
+	mach_free(&m);
+	sym_ctx_free(sym);
+}
+
 /* JIT lookups follow the FORK lineage (a child returns through its
  * parent's trampolines, docs/cpython-perf.md §1.5). */
 static void write_file(const char *name, const char *text)
@@ -644,6 +720,7 @@ int main(void)
 	test_map_kinds();
 	test_threads();
 	test_fork();
+	test_exe();
 	test_jit_lineage();
 	test_exit_session();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

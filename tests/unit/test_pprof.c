@@ -427,6 +427,81 @@ static void test_dsos(void)
 	perfspy_folder__free(back);
 }
 
+/* The library of frames that name a source file (the session's
+ * frame_lib): main.c's frames are the program's, inl (h.h) is libq.so's. */
+static const char *lib_of(void *ctx, const char *s, size_t len)
+{
+	(void)ctx;
+	if (len > 6 && !strncmp(s, "main (", 6))
+		return "prog";
+	return len > 5 && !strncmp(s, "inl (", 5) ? "libq.so" : NULL;
+}
+
+/* perfspy_write_opts.main_binary: the program's Mapping is mapping[0]
+ * (pprof's main binary), with its path and build id, even before frames
+ * that come first in the stacks, and its frames use it; frame_lib gives
+ * source-named frames their library's Mapping; reading back is unchanged. */
+static void test_main_binary(void)
+{
+	static const char *const paths[] = { "/usr/lib/libc.so.6", "/opt/prog", "/opt/x/prog" };
+	static const char *const bids[] = { "aa", "bb", "cc" };
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .dso_paths = paths,
+		     .dso_build_ids = bids, .nr_dsos = 3, .main_binary = "/opt/x/prog",
+		     .frame_lib = lib_of);
+	struct perfspy_folder *f, *back;
+	char *buf = NULL, *raw, *raw2;
+	size_t len = 0, i, nmain = 0, nlibq = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	PProfile *p;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	add(f, "a (libc.so.6);main (m.c:3);_start (prog)", 4);
+	add(f, "a (libc.so.6);inl (h.h:1);g (other.c:2)", 1);
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	p = decode(buf, len);
+	T_EQ_INT(p ? p->n_mapping : 0, 3);
+	if (p && p->n_mapping == 3) {
+		T_EQ_STR(s_at(p, p->mapping[0]->filename), "/opt/x/prog");
+		T_EQ_STR(s_at(p, p->mapping[0]->build_id), "cc");
+		/* The leaf g's caller inl comes before a: libq.so second. */
+		T_EQ_STR(s_at(p, p->mapping[1]->filename), "libq.so");
+		T_EQ_STR(s_at(p, p->mapping[2]->filename), "/usr/lib/libc.so.6");
+		for (i = 0; i < p->n_location; i++) {
+			const Perftools__Profiles__Location *l = p->location[i];
+			const char *fn = "";
+			size_t j;
+
+			for (j = 0; j < p->n_function; j++)
+				if (p->function[j]->id == l->line[0]->function_id)
+					fn = s_at(p, p->function[j]->name);
+			if (!strcmp(fn, "main") || !strcmp(fn, "_start")) {
+				T_EQ_INT(l->mapping_id, p->mapping[0]->id);
+				nmain++;
+			} else if (!strcmp(fn, "inl")) {
+				T_EQ_INT(l->mapping_id, p->mapping[1]->id);
+				nlibq++;
+			} else if (!strcmp(fn, "g")) {
+				T_EQ_INT(l->mapping_id, 0); /* frame_lib does not know it */
+			}
+		}
+	}
+	T_EQ_INT(nmain, 2);
+	T_EQ_INT(nlibq, 1);
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	free(raw);
+	free(raw2);
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_folder__free(back);
+}
+
 /* Frames the callback calls inlined become Lines of the next frame's
  * Location (callee first); reading back gives the same stacks. */
 static bool inl(void *ctx, const char *s, size_t len)
@@ -510,6 +585,7 @@ int main(void)
 	test_start_line();
 	test_hostile();
 	test_dsos();
+	test_main_binary();
 	test_inlined();
 	test_add_folder();
 	TEST_MAIN_END();
