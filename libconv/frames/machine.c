@@ -271,8 +271,11 @@ static int insert_map(struct mach_proc *p, const struct mach_map *nm)
 		else
 			hi = mid;
 	}
-	if (lo < p->nr_maps && same_map(&p->maps[lo], nm))
+	if (lo < p->nr_maps && same_map(&p->maps[lo], nm)) {
+		/* The new image mapped it again where the old one had it. */
+		p->maps[lo].old_image = nm->old_image;
 		return 0;
+	}
 	out = calloc(cap, sizeof(*out));
 	if (!out)
 		return -ENOMEM;
@@ -394,6 +397,16 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 			sym_dso_set_no_dwarf(nm.dso, true);
 	}
 	if (p->exe_next && nm.kind == MAPK_FILE) {
+		size_t i;
+
+		/* The new image's first map. The old image's maps stay for
+		 * the samples still inside execve(), whose user pc is the old
+		 * one (mach_comm()), but they are not the new program's: a
+		 * library of the old image (the libpython of a Python parent
+		 * that ran a subprocess) must not make it "ran Python, no perf
+		 * map" (mach_proc_runs_python()). */
+		for (i = 0; i < p->nr_maps; i++)
+			p->maps[i].old_image = true;
 		p->exe = nm.name;
 		p->exe_next = false;
 	} else if ((!p->exe_guess || p->guess_inherited) && nm.kind == MAPK_FILE &&
@@ -441,9 +454,10 @@ int mach_comm(struct machine *m, const struct rec_comm *c)
 		p->exe = NULL;
 		p->exe_next = true;
 	}
-	/* An exec keeps the old maps until the new image's mmaps cut them:
-	 * samples taken inside execve() still return into the old image
-	 * (perf's __thread__set_comm flushes only its unwind cache too). */
+	/* An exec keeps the old maps until the new image's first mmap
+	 * (mach_mmap() drops them then): samples taken inside execve() still
+	 * return into the old image (perf's __thread__set_comm flushes only
+	 * its unwind cache too). */
 	return 0;
 }
 
@@ -613,7 +627,7 @@ bool mach_proc_runs_python(struct machine *m, s32 pid)
 	size_t i;
 
 	for (i = 0; p && i < p->nr_maps; i++)
-		if (py_is_interpreter_dso(p->maps[i].name))
+		if (!p->maps[i].old_image && py_is_interpreter_dso(p->maps[i].name))
 			return true;
 	return false;
 }

@@ -33,6 +33,9 @@ struct mach_map {
 	const char *name;    /* as recorded */
 	const char *short_name; /* basename-like name for frames */
 	u8 kind;
+	/* Left from before the process's last exec (mach_mmap()): found by
+	 * lookups, not the program's own. */
+	bool old_image;
 };
 
 struct mach_proc {

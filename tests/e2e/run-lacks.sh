@@ -5,7 +5,9 @@
 # writes a perf map), one with -I and PYTHONPERFSUPPORT=1 (-I ignores the
 # variable: no perf map, as in CPython's own test suite). Then:
 #   - convert warns once that 1 process ran Python without a perf map,
-#     with its sample share; -v names the -I process (and only it);
+#     with its sample share; -v names the -I process (and only it), not
+#     the C program the -X perf one runs as a subprocess (a fork of
+#     Python that exec'd: the old image's libpython is not its own);
 #   - `info` lists it under "lacks", and `info --json` counts it;
 #   - pyenv's CPython is built without frame pointers, so most -g user
 #     stacks end at 0x0 or an unmapped address: convert and info say to
@@ -35,8 +37,12 @@ print(os.getpid(), flush=True)
 end = time.time() + 0.4
 while time.time() < end:
     sum(range(1000))'
+build chain
+sub='import subprocess, sys
+subprocess.run([sys.argv[1], "0.3"], check=True, stdout=subprocess.DEVNULL)'
 cat >"$SCRATCH/two.sh" <<EOF2
-"$py" -X perf -c '$loop' >"$SCRATCH/perf.pid"
+"$py" -X perf -c '$loop
+$sub' "$E2E_BIN/chain" >"$SCRATCH/perf.pid"
 PYTHONPERFSUPPORT=1 "$py" -I -c '$loop' >"$SCRATCH/isolated.pid"
 EOF2
 data=$SCRATCH/two.data
@@ -66,8 +72,9 @@ else
 	fail "convert: perf map note said $n times: $(cat "$SCRATCH/warn")"
 fi
 if grep -q "process $pid_iso (python3.12): ran Python, no perf map" "$SCRATCH/verbose" &&
-	! grep -q "process $pid_perf (" "$SCRATCH/verbose"; then
-	pass "-v: names the -I process $pid_iso, not the -X perf one"
+	! grep -q "process $pid_perf (" "$SCRATCH/verbose" &&
+	! grep -q "(chain): ran Python" "$SCRATCH/verbose"; then
+	pass "-v: names the -I process $pid_iso, not the -X perf one nor its subprocess chain"
 else
 	fail "-v: wrong processes named: $(grep 'no perf map' "$SCRATCH/verbose")"
 fi

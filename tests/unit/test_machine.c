@@ -568,6 +568,25 @@ static void test_exe(void)
 	T_EQ_INT(do_mmap2(&m, 21, 0x10000, 0x1000, 0, "/bin/sh"), 0);
 	EXE_IS(&m, 21, "/bin/sh");
 	EXE_IS(&m, 20, NULL);
+
+	/* A Python process's subprocess: after its exec, the old image's
+	 * libpython is found by lookups (samples inside execve()), but the
+	 * new program does not run Python; unless it maps it again. */
+	T_EQ_INT(do_mmap2(&m, 40, 0x400000, 0x1000, 0, "/usr/bin/python3.12"), 0);
+	T_EQ_INT(do_mmap2(&m, 40, 0x7f100000, 0x1000, 0, "/usr/lib/libpython3.12.so.1.0"), 0);
+	T(mach_proc_runs_python(&m, 40));
+	T_EQ_INT(do_fork(&m, 41, 40, 41, 40), 0);
+	T_EQ_INT(do_comm(&m, 41, 41, "git", true), 0);
+	T(mach_proc_runs_python(&m, 41)); /* inside execve() still */
+	T_EQ_INT(do_mmap2(&m, 41, 0x500000, 0x1000, 0, "/usr/bin/git"), 0);
+	T(!mach_proc_runs_python(&m, 41));
+	MAP_AT(&m, 41, 0x7f100000, "/usr/lib/libpython3.12.so.1.0", 0);
+	T(mach_proc_runs_python(&m, 40));
+	T_EQ_INT(do_fork(&m, 42, 40, 42, 40), 0);
+	T_EQ_INT(do_comm(&m, 42, 42, "python3.12", true), 0);
+	T_EQ_INT(do_mmap2(&m, 42, 0x400000, 0x1000, 0, "/usr/bin/python3.12"), 0);
+	T_EQ_INT(do_mmap2(&m, 42, 0x7f100000, 0x1000, 0, "/usr/lib/libpython3.12.so.1.0"), 0);
+	T(mach_proc_runs_python(&m, 42));
 	mach_free(&m);
 	sym_ctx_free(sym);
 }
