@@ -390,12 +390,15 @@ void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids)
 	if (!ids) {
 		__builtin_prefetch(st);
 	} else if (st->nr) {
-		__builtin_prefetch(st->ids);
-		/* A deep stack's first frames are mostly the previous
-		 * output line's, so the write starts further in: the
-		 * ids' second cache line too. */
-		if ((size_t)st->nr * (st->wide ? 4 : 2) > 64)
-			__builtin_prefetch((const char *)st->ids + 64);
+		size_t bytes = (size_t)st->nr * (st->wide ? 4 : 2), off;
+
+		/* The writer compares every id with the previous line's
+		 * (deep stacks: 168 ids, six lines): all the lines, up to
+		 * eight. */
+		if (bytes > 512)
+			bytes = 512;
+		for (off = 0; off < bytes; off += 64)
+			__builtin_prefetch((const char *)st->ids + off);
 	}
 }
 
@@ -1026,6 +1029,16 @@ int fold_stack(const struct perfspy_folder *f, size_t idx, struct fold_ids *buf,
 		buf->v[i] = s16[i];
 	*ids = buf->v;
 	return 0;
+}
+
+void fold_stack_raw(const struct perfspy_folder *f, size_t idx, struct fold_raw *out)
+{
+	const struct fold_stack *st = &f->stacks[idx];
+
+	out->ids = st->ids;
+	out->count = st->count;
+	out->nr = st->nr;
+	out->wide = st->wide;
 }
 
 u64 fold_stack_count(const struct perfspy_folder *f, size_t idx)

@@ -59,6 +59,22 @@ int fold_stack(const struct perfspy_folder *f, size_t idx, struct fold_ids *buf,
 	       const u32 **ids, u32 *nr, u64 *count);
 void fold_ids_free(struct fold_ids *buf);
 
+/* Stack @idx's ids where the folder keeps them, not copied: u16s, or
+ * u32s when ->wide (fold.c). For a reader that walks every stack once
+ * (the raw writer): valid until the next add. */
+struct fold_raw {
+	const void *ids;
+	u64 count;
+	u32 nr;
+	bool wide;
+};
+void fold_stack_raw(const struct perfspy_folder *f, size_t idx, struct fold_raw *out);
+
+static inline u32 fold_raw_id(const struct fold_raw *s, u32 i)
+{
+	return s->wide ? ((const u32 *)s->ids)[i] : ((const u16 *)s->ids)[i];
+}
+
 /* The weight of stack @idx alone. */
 u64 fold_stack_count(const struct perfspy_folder *f, size_t idx);
 

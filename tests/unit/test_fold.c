@@ -24,6 +24,77 @@ static int cmp_lines(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* @out, the raw writer's text of @f, must be every stack rendered on its
+ * own (through fold_stack(), not the writer's reuse of the previous
+ * line's prefix), sorted bytewise. */
+static void check_rendered(struct perfspy_folder *f, const char *out)
+{
+	size_t n = perfspy_folder__nr_stacks(f), i, len = 0, k;
+	char **lines = calloc(n + 1, sizeof(*lines)), *want;
+	struct fold_ids buf = { 0 };
+
+	for (i = 0; i < n; i++) {
+		const u32 *ids;
+		u32 nr, j;
+		u64 count;
+		char *p;
+		size_t sz = 32;
+
+		T_EQ_INT(fold_stack(f, i, &buf, &ids, &nr, &count), 0);
+		for (j = 0; j < nr; j++)
+			sz += fold_name_len(f, ids[j]) + 1;
+		p = lines[i] = malloc(sz);
+		for (j = 0; j < nr; j++) {
+			memcpy(p, fold_name(f, ids[j]), fold_name_len(f, ids[j]));
+			p += fold_name_len(f, ids[j]);
+			if (j + 1 < nr)
+				*p++ = ';';
+		}
+		p += sprintf(p, " %llu", (unsigned long long)count);
+		len += (size_t)(p - lines[i]) + 1;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	want = malloc(len + 1);
+	for (i = 0, k = 0; i < n; i++) {
+		k += (size_t)sprintf(want + k, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+	want[k] = 0;
+	T_EQ_INT(strlen(out), k);
+	T(!strcmp(out, want)); /* not T_EQ_STR: megabytes of text */
+	free(want);
+	free(lines);
+	fold_ids_free(&buf);
+}
+
+/* The raw writer compares a line's ids with the previous line's four at a
+ * time: stacks that differ in one frame, at every position of a word
+ * (and with one stack a prefix of another), must each come out whole. */
+static void test_prefix_words(void)
+{
+	static const char *const base[13] = { "n0", "n1", "n2", "n3", "n4", "n5", "n6",
+					      "n7", "n8", "n9", "n10", "n11", "n12" };
+	struct perfspy_folder *f;
+	const char *st[13];
+	char *out;
+	size_t k, n;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	for (n = 1; n <= 13; n++)
+		T_EQ_INT(perfspy_folder__add(f, base, n, n), 0);
+	for (k = 0; k < 13; k++) {
+		memcpy(st, base, sizeof(st));
+		st[k] = "x";
+		T_EQ_INT(perfspy_folder__add(f, st, 13, 100 + k), 0);
+		st[k] = "n";
+		T_EQ_INT(perfspy_folder__add(f, st, 13, 200 + k), 0);
+	}
+	out = write_str(f);
+	check_rendered(f, out);
+	free(out);
+	perfspy_folder__free(f);
+}
+
 /* The writer's order must be exactly a bytewise sort of its lines, also
  * for names that are prefixes of others followed by low bytes (' ', '!',
  * '(', digits), where a frame-by-frame comparison goes wrong. With
@@ -58,6 +129,7 @@ static void test_order_random(unsigned seed, bool spine, int stacks)
 	if (stacks > 16384)
 		T(perfspy_folder__nr_stacks(f) > 16384); /* two threads sort */
 	out = write_str(f);
+	check_rendered(f, out);
 	lines = calloc(perfspy_folder__nr_stacks(f) + 1, sizeof(*lines));
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		lines[n++] = line;
@@ -141,6 +213,7 @@ static void test_wide(unsigned seed)
 	T_EQ_INT(fold_add_ids(f, &lo, 1, 4), 0);
 	T_EQ_INT(perfspy_folder__nr_stacks(f), before + 2);
 	out = write_str(f);
+	check_rendered(f, out);
 	T(strstr(out, "\nz000100 5\n") != NULL);
 	T(strstr(out, "\nz065636 2\n") != NULL);
 	lines = calloc(perfspy_folder__nr_stacks(f) + 1, sizeof(*lines));
@@ -300,6 +373,7 @@ int main(void)
 	perfspy_folder__free(NULL);
 	test_order_random(7, false, 3000);
 	test_order_random(11, true, 3000);
+	test_prefix_words();
 	test_order_random(13, true, 60000);
 	test_order_random(17, false, 60000);
 	test_order_random(12, true, 3000);
