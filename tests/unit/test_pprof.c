@@ -381,6 +381,25 @@ static void test_hostile(void)
 	perfspy_folder__free(f);
 }
 
+/* The pprof @buf (@len bytes, written from @f) read back gives @f's raw
+ * output; frees @buf and @f. */
+static void read_back_same(struct perfspy_folder *f, char *buf, size_t len)
+{
+	struct perfspy_folder *back;
+	char *raw, *raw2;
+
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
+	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
+	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
+	T_EQ_STR(raw2, raw);
+	free(raw);
+	free(raw2);
+	free(buf);
+	perfspy_folder__free(f);
+	perfspy_folder__free(back);
+}
+
 /* Mappings take the caller's DSO path and build id, matched on the last
  * path component; reading back still names the library as frames do. */
 static void test_dsos(void)
@@ -390,14 +409,13 @@ static void test_dsos(void)
 	static const char *const bids[] = { "aa", "0123abcd", "ff" };
 	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .dso_paths = paths,
 		     .dso_build_ids = bids, .nr_dsos = 3);
-	struct perfspy_folder *f, *back;
-	char *buf = NULL, *raw, *raw2;
+	struct perfspy_folder *f;
+	char *buf = NULL;
 	size_t len = 0, i, found = 0;
 	FILE *mf = open_memstream(&buf, &len);
 	PProfile *p;
 
 	T_EQ_INT(perfspy_folder__new(&f), 0);
-	T_EQ_INT(perfspy_folder__new(&back), 0);
 	add(f, "main (m.c:3);malloc (libc.so.6);0x10 (libq.so)", 4);
 	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
 	fclose(mf);
@@ -416,15 +434,7 @@ static void test_dsos(void)
 	T_EQ_INT(found, 1);
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
-	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
-	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
-	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
-	T_EQ_STR(raw2, raw);
-	free(raw);
-	free(raw2);
-	free(buf);
-	perfspy_folder__free(f);
-	perfspy_folder__free(back);
+	read_back_same(f, buf, len);
 }
 
 /* The library of frames that name a source file (the session's
@@ -448,14 +458,13 @@ static void test_main_binary(void)
 	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .dso_paths = paths,
 		     .dso_build_ids = bids, .nr_dsos = 3, .main_binary = "/opt/x/prog",
 		     .frame_lib = lib_of);
-	struct perfspy_folder *f, *back;
-	char *buf = NULL, *raw, *raw2;
+	struct perfspy_folder *f;
+	char *buf = NULL;
 	size_t len = 0, i, nmain = 0, nlibq = 0;
 	FILE *mf = open_memstream(&buf, &len);
 	PProfile *p;
 
 	T_EQ_INT(perfspy_folder__new(&f), 0);
-	T_EQ_INT(perfspy_folder__new(&back), 0);
 	add(f, "a (libc.so.6);main (m.c:3);_start (prog)", 4);
 	add(f, "a (libc.so.6);inl (h.h:1);g (other.c:2)", 1);
 	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
@@ -491,15 +500,7 @@ static void test_main_binary(void)
 	T_EQ_INT(nlibq, 1);
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
-	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
-	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
-	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
-	T_EQ_STR(raw2, raw);
-	free(raw);
-	free(raw2);
-	free(buf);
-	perfspy_folder__free(f);
-	perfspy_folder__free(back);
+	read_back_same(f, buf, len);
 }
 
 /* Frames the callback calls inlined become Lines of the next frame's
@@ -513,14 +514,13 @@ static bool inl(void *ctx, const char *s, size_t len)
 static void test_inlined(void)
 {
 	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .frame_inlined = inl);
-	struct perfspy_folder *f, *back;
-	char *buf = NULL, *raw, *raw2;
+	struct perfspy_folder *f;
+	char *buf = NULL;
 	size_t len = 0, i, two = 0, three = 0;
 	FILE *mf = open_memstream(&buf, &len);
 	PProfile *p;
 
 	T_EQ_INT(perfspy_folder__new(&f), 0);
-	T_EQ_INT(perfspy_folder__new(&back), 0);
 	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7);leaf (b.c:2)", 2);
 	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7)", 3);
 	add(f, "in2 (a.c:8)", 1); /* inlined, but nothing above it: alone */
@@ -543,15 +543,7 @@ static void test_inlined(void)
 	T_EQ_INT(p ? p->n_location : 0, 4);
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
-	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, NULL, NULL), 0);
-	raw = mem_write(f, PERFSPY_FORMAT_RAW, false, NULL);
-	raw2 = mem_write(back, PERFSPY_FORMAT_RAW, false, NULL);
-	T_EQ_STR(raw2, raw);
-	free(raw);
-	free(raw2);
-	free(buf);
-	perfspy_folder__free(f);
-	perfspy_folder__free(back);
+	read_back_same(f, buf, len);
 }
 
 static void test_add_folder(void)
