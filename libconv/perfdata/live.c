@@ -492,6 +492,11 @@ static void set_attr(struct perf_event_attr *a, u32 rate, u32 stack, bool launch
 	a->inherit = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
+	/* MMAP2 with the file's build id in place of device and inode
+	 * (Linux 5.12+; open_events() drops it where the kernel refuses
+	 * it), as perf record --buildid-mmap: the session knows which build
+	 * of each library ran, and pprof's Mappings carry it. */
+	a->build_id = 1;
 	/* Data maps too, as perf sets for dwarf: its libunwind finds
 	 * .eh_frame_hdr through them when reading a --save file. */
 	a->mmap_data = 1;
@@ -515,6 +520,7 @@ static void set_idle_attrs(struct perf_event_attr *a, struct perf_event_attr *cs
 	cs->freq = 0;
 	cs->sample_period = 1;
 	cs->mmap = cs->mmap2 = cs->mmap_data = 0;
+	cs->build_id = 0;
 	cs->comm = cs->comm_exec = cs->task = 0;
 	cs->context_switch = 0;
 }
@@ -571,6 +577,17 @@ static int open_events(struct perfspy_record *r)
 	perf_evlist__add(r->evlist, r->evsel);
 	perf_evlist__set_maps(r->evlist, r->cpus, r->threads);
 	err = perf_evlist__open(r->evlist);
+	if (err == -EINVAL && r->attr.build_id) {
+		/* A kernel before 5.12 rejects attr.build_id: MMAP2 with
+		 * device and inode, as before. */
+		struct perf_event_attr *a = perf_evsel__attr(r->evsel);
+
+		a->build_id = 0;
+		r->attr = *a;
+		err = perf_evlist__open(r->evlist);
+		if (!err)
+			pr_info(&r->log, "record: no build ids in mmap records (Linux 5.12+ gives them)");
+	}
 	if (err == -EMFILE && raise_nofile(r))
 		err = perf_evlist__open(r->evlist);
 	if (err == -EMFILE) {

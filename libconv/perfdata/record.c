@@ -333,7 +333,9 @@ int rec_parse_mmap(const struct perf_event_header *h, struct rec_mmap *m)
 	if (m->is_mmap2) {
 		/* Union at 40: {maj, min, ino, ino_generation} or, with
 		 * PERF_RECORD_MISC_MMAP_BUILD_ID, {size, res, build_id[20]}. */
-		if (hdr_misc(h) & (1 << 14)) {
+		if ((hdr_misc(h) & (1 << 14)) && p[40]) {
+			/* Size 0: no id to use, as without the flag
+			 * (docs/perf-data-format.md, MMAP2). */
 			m->build_id_size = p[40] > 20 ? 20 : p[40];
 			m->build_id = p + offsetof(struct perf_record_mmap2, build_id);
 		}

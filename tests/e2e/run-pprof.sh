@@ -136,6 +136,18 @@ cmp -s "$SCRATCH/back.txt" "$SCRATCH/raw.txt" && pass "pprof read back = raw out
 [ "$(total "$SCRATCH/gm.txt")" = $((2 * raw_total)) ] &&
 	pass "go tool pprof's own output read back, total kept" || fail "go's merge read back: wrong total"
 
+# perfspy record: the launched program is the main binary, with the build
+# id the kernel put in its MMAP2 records (attr.build_id, Linux 5.12+).
+"$PERFSPY" record -q -f pprof -o "$SCRATCH/rec.pb.gz" -- "$E2E_BIN/chain" 0.5 >/dev/null ||
+	fail "record --format pprof failed"
+top=$(pp -top "$SCRATCH/rec.pb.gz")
+bid=$(readelf -n "$E2E_BIN/chain" 2>/dev/null | awk '/Build ID/ {print $3}')
+if echo "$top" | grep -qx 'File: chain' && echo "$top" | grep -qx "Build ID: $bid"; then
+	pass "record: File: chain, Build ID: $bid"
+else
+	fail "record: want File: chain and Build ID: $bid, got: $(echo "$top" | head -2 | tr '\n' '|')"
+fi
+
 # cpu-clock periods: nanoseconds.
 "$PERFSPY" convert -q -i "$data" --weight period -o "$SCRATCH/ns.txt" || die "convert period"
 "$PERFSPY" convert -q -i "$data" --weight period --format pprof -o "$SCRATCH/ns.pb.gz" ||

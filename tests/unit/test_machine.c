@@ -350,6 +350,14 @@ static void test_map_kinds(void)
 	 * sym_dso_get gives for that (name, id); another id is another DSO. */
 	mmap2_rec(&b, 5, 0x20000, 0x1000, 0, PROT_EXEC, "/x/withbid", bid, 20, &mm);
 	T(mm.build_id != NULL && mm.build_id_size == 20);
+	/* The build-id variant with size 0: no id, as without the flag. */
+	{
+		struct recbuf zb;
+		struct rec_mmap z;
+
+		mmap2_rec(&zb, 5, 0x30000, 0x1000, 0, PROT_EXEC, "/x/noid", bid, 0, &z);
+		T(z.build_id == NULL && z.build_id_size == 0);
+	}
 	T_EQ_INT(mach_mmap(&m, &mm, PERF_RECORD_MISC_USER), 0);
 	mp = mach_find_map(&m, 5, 0x20000);
 	T(mp != NULL);
