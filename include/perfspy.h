@@ -441,8 +441,10 @@ struct perfspy_thread {
 	int tid;
 	const char *comm; /* latest name */
 	uint64_t nr_samples;
-	/* The program its process runs (its last exec), as recorded: the
-	 * first file it mapped executable. NULL if unknown. */
+	/* The program its process runs, as recorded: the first file it
+	 * mapped executable after its last exec, or for a process that ran
+	 * before the recording, the first of its maps that is not a shared
+	 * library. NULL if unknown. */
 	const char *exe;
 	size_t : 0;
 };

@@ -848,64 +848,6 @@ static const char *frame_lib(void *ctx, const char *frame, size_t len)
 	return perfspy_session__frame_lib(ctx, frame, len);
 }
 
-/* The program that ran the most samples of those kept (@pid, @tid and
- * @comm as perfspy_convert_opts filters them: 0 or NULL keeps all), for
- * pprof's mapping[0]; ties go to the first path in byte order. NULL if no
- * thread's program is known. */
-static const char *main_binary(struct perfspy_session *s, int pid, int tid, const char *comm)
-{
-	PERFSPY_OPTS(perfspy_thread, t);
-	struct exe_count {
-		const char *exe;
-		uint64_t n;
-	} *v = NULL, *grown;
-	size_t nv = 0, i, best = 0;
-	const char *ret = NULL;
-	uint32_t idx;
-
-	for (idx = 0; !perfspy_session__thread(s, idx, &t); idx++) {
-		if (!t.exe || !t.nr_samples || (pid && t.pid != pid) || (tid && t.tid != tid) ||
-		    (comm && (!t.comm || strcmp(t.comm, comm))))
-			continue;
-		for (i = 0; i < nv && strcmp(v[i].exe, t.exe); i++)
-			;
-		if (i == nv) {
-			grown = realloc(v, (nv + 1) * sizeof(*v));
-			if (!grown)
-				break; /* ENOMEM: the output lacks it, as with the DSOs */
-			v = grown;
-			v[nv++] = (struct exe_count){ t.exe, 0 };
-		}
-		v[i].n += t.nr_samples;
-	}
-	for (i = 0; i < nv; i++)
-		if (!ret || v[i].n > v[best].n || (v[i].n == v[best].n && strcmp(v[i].exe, ret) < 0)) {
-			best = i;
-			ret = v[i].exe;
-		}
-	free(v);
-	return ret;
-}
-
-void cli_pprof_opts(struct perfspy_session *s, int pid, int tid, const char *comm,
-		    struct perfspy_write_opts *wo)
-{
-	session_dsos(s, wo);
-	wo->main_binary = main_binary(s, pid, tid, comm);
-	/* Frames that name their source file get their library's Mapping. */
-	wo->frame_lib = frame_lib;
-	wo->frame_lib_ctx = s;
-	wo->frame_inlined = frame_inlined;
-	wo->frame_inlined_ctx = s;
-	wo->python_first_lines = true; /* a session's frames: first lines */
-}
-
-void cli_svg_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
-{
-	wo->frame_lib = frame_lib;
-	wo->frame_lib_ctx = s;
-}
-
 void cli_pprof_opts_free(struct perfspy_write_opts *wo)
 {
 	free((void *)wo->dso_paths);
@@ -914,10 +856,11 @@ void cli_pprof_opts_free(struct perfspy_write_opts *wo)
 	wo->nr_dsos = 0;
 }
 
-/* One key (a pid, or a comm) and its samples, for cli_filter_empty(). */
+/* One key (a pid, or a name: a thread name, a program) and its samples,
+ * for cli_filter_empty() and main_binary(). */
 struct held_key {
 	int pid;
-	const char *comm;
+	const char *name;
 	uint64_t n;
 };
 
@@ -929,7 +872,7 @@ static int by_samples(const void *a, const void *b)
 		return x->n < y->n ? 1 : -1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
-	return strcmp(x->comm ? x->comm : "", y->comm ? y->comm : "");
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
 /* Append the @n keys of @k (sorted by samples, the first 5) to @buf. */
@@ -943,7 +886,7 @@ static size_t list_keys(char *buf, size_t size, size_t k, struct held_key *keys,
 	for (i = 0; i < n && i < 5 && k < size; i++) {
 		if (comms)
 			k += (size_t)snprintf(buf + k, size - k, "%s%s (%llu)", i ? ", " : "",
-					      keys[i].comm ? keys[i].comm : "?",
+					      keys[i].name ? keys[i].name : "?",
 					      (unsigned long long)keys[i].n);
 		else
 			k += (size_t)snprintf(buf + k, size - k, "%s%d (%llu)", i ? ", " : "",
@@ -988,10 +931,10 @@ void cli_filter_empty(struct perfspy_session *s, const char *name,
 			pids[np++] = (struct held_key){ .pid = t.pid };
 		pids[np - 1].n += t.nr_samples;
 		for (i = 0; i < nc; i++)
-			if (!strcmp(comms[i].comm ? comms[i].comm : "", t.comm ? t.comm : ""))
+			if (!strcmp(comms[i].name ? comms[i].name : "", t.comm ? t.comm : ""))
 				break;
 		if (i == nc)
-			comms[nc++] = (struct held_key){ .comm = t.comm };
+			comms[nc++] = (struct held_key){ .name = t.comm };
 		comms[i].n += t.nr_samples;
 	}
 	k = (size_t)snprintf(buf, sizeof(buf), "; samples by pid: ");
@@ -1004,6 +947,61 @@ void cli_filter_empty(struct perfspy_session *s, const char *name,
 		np ? buf : "; the file has no samples");
 	free(pids);
 	free(comms);
+}
+
+/* The program that ran the most samples of those kept (@pid, @tid and
+ * @comm as perfspy_convert_opts filters them: 0 or NULL keeps all), for
+ * pprof's mapping[0]; ties go to the first path in byte order
+ * (by_samples()). NULL if no thread's program is known, or on ENOMEM (the
+ * output then lacks it, as with the DSOs). */
+static const char *main_binary(struct perfspy_session *s, int pid, int tid, const char *comm)
+{
+	PERFSPY_OPTS(perfspy_thread, t);
+	struct held_key *exes;
+	const char *ret = NULL;
+	size_t n = 0, i;
+	uint32_t idx;
+
+	for (idx = 0; !perfspy_session__thread(s, idx, &t); idx++)
+		;
+	exes = calloc(idx + 1, sizeof(*exes));
+	if (!exes)
+		return NULL;
+	for (idx = 0; !perfspy_session__thread(s, idx, &t); idx++) {
+		if (!t.exe || !t.nr_samples || (pid && t.pid != pid) || (tid && t.tid != tid) ||
+		    (comm && (!t.comm || strcmp(t.comm, comm))))
+			continue;
+		for (i = 0; i < n && strcmp(exes[i].name, t.exe); i++)
+			;
+		if (i == n)
+			exes[n++] = (struct held_key){ .name = t.exe };
+		exes[i].n += t.nr_samples;
+	}
+	if (n) {
+		qsort(exes, n, sizeof(*exes), by_samples);
+		ret = exes[0].name;
+	}
+	free(exes);
+	return ret;
+}
+
+void cli_pprof_opts(struct perfspy_session *s, int pid, int tid, const char *comm,
+		    struct perfspy_write_opts *wo)
+{
+	session_dsos(s, wo);
+	wo->main_binary = main_binary(s, pid, tid, comm);
+	/* Frames that name their source file get their library's Mapping. */
+	wo->frame_lib = frame_lib;
+	wo->frame_lib_ctx = s;
+	wo->frame_inlined = frame_inlined;
+	wo->frame_inlined_ctx = s;
+	wo->python_first_lines = true; /* a session's frames: first lines */
+}
+
+void cli_svg_opts(struct perfspy_session *s, struct perfspy_write_opts *wo)
+{
+	wo->frame_lib = frame_lib;
+	wo->frame_lib_ctx = s;
 }
 
 /* perf_event_open said no: why, and the fixes (record and top). */

@@ -454,10 +454,10 @@ int mach_comm(struct machine *m, const struct rec_comm *c)
 		p->exe = NULL;
 		p->exe_next = true;
 	}
-	/* An exec keeps the old maps until the new image's first mmap
-	 * (mach_mmap() drops them then): samples taken inside execve() still
-	 * return into the old image (perf's __thread__set_comm flushes only
-	 * its unwind cache too). */
+	/* An exec keeps the old maps until the new image's mmaps cut them:
+	 * samples taken inside execve() still return into the old image
+	 * (perf's __thread__set_comm flushes only its unwind cache too).
+	 * mach_mmap() marks them old_image at the new image's first map. */
 	return 0;
 }
 

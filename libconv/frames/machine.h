@@ -127,8 +127,8 @@ u32 mach_maps_gen(struct machine *m, s32 pid);
 const struct mach_proc *mach_proc_of(struct machine *m, s32 pid);
 /* The program @p runs, as recorded, or NULL: the image of its last exec,
  * else (a process that ran before the recording, whose maps perf
- * synthesized from /proc/PID/maps, in address order) its lowest file map
- * whose name is not a shared library's or a jitdump's. */
+ * synthesized from /proc/PID/maps, in address order) the first file its
+ * own MMAP records named that is not a shared library or a jitdump. */
 const char *mach_exe(const struct mach_proc *p);
 
 /* The map of @pid containing @addr, or NULL. */
