@@ -258,9 +258,10 @@ ubsan:
 tsan:
 	$(Q)$(MAKE) --no-print-directory O=build-tsan CFLAGS="-O1 -g -fsanitize=thread" all \
 		build-tsan/tests/test_namer build-tsan/tests/test_warm build-tsan/tests/test_fold \
-		build-tsan/tests/test_symbols
+		build-tsan/tests/test_symbols build-tsan/tests/test_copyin
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_namer
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_warm
+	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_copyin
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_fold
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_symbols
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-jobs

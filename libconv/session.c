@@ -2383,6 +2383,41 @@ static bool deep_stacks(struct perfspy_session *s)
 	return n && entries >= (u64)DEPTH_BEHIND * n;
 }
 
+/* Below this much data a thread reading in ahead is not started. */
+#define COPY_IN_MIN (8u << 20)
+
+/*
+ * The pass on the calling thread, its data section read into memory by
+ * the reader's thread ahead of it (docs/design.md §6.32): where the
+ * samples carry user stack dumps, which are read nearly whole, and
+ * reading a page of the mapping for the first time costs more than
+ * copying it (@how AUTO); or wherever the reader can (ALWAYS). Alone on
+ * the input: no other session reads the data section (§6.32). The
+ * copy ends with the pass.
+ */
+static int convert_copied(struct perfspy_session *s, int how)
+{
+	bool stacks = false, on;
+	u64 bytes, waits;
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+			stacks = true;
+	on = how == PERFSPY_COPY_IN_ALWAYS ||
+	     (how == PERFSPY_COPY_IN_AUTO && stacks && online_cpus() > 1 &&
+	      s->rd.data_end - s->rd.data_offset >= COPY_IN_MIN);
+	if (!on || !rd_copy_in(&s->rd))
+		return one_pass(s);
+	log_msg(&s->log, LOG_INFO, "%s: reading the data into memory on a second thread", s->path);
+	err = one_pass(s);
+	rd_copy_end(&s->rd, &bytes, &waits);
+	log_msg(&s->log, LOG_DEBUG, "%s: %llu bytes read in ahead, %llu waits for them", s->path,
+		(unsigned long long)bytes, (unsigned long long)waits);
+	return err;
+}
+
 /*
  * The pass with its stacks built on a thread of their own (§6.25): the
  * session reads, orders, keeps the statistics and probes the callchain
@@ -2616,7 +2651,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		 can_name_ahead(s, false))
 		err = convert_named(s);
 	else
-		err = one_pass(s);
+		err = convert_copied(s, OPTS_GET(opts, copy_in, PERFSPY_COPY_IN_AUTO));
 	s->passed = true;
 	s->sel_valid = folder && !err;
 	if (!err && !s->noted)

@@ -728,10 +728,11 @@ static void heap_hint(const struct perfspy_info *info)
 		cli_heapwarm_big();
 }
 
-/* PERFSPY_NAME_AHEAD and PERFSPY_BUILD_BEHIND, =0 or =1, turn the
- * names read ahead (docs/design.md §6.19, §6.26) and the stacks built on
- * a second thread (§6.25) off, or on wherever they can run: to measure
- * them, and to test both ways. Unset (or anything else): the library decides.
+/* PERFSPY_NAME_AHEAD, PERFSPY_BUILD_BEHIND and PERFSPY_COPY_IN, =0 or
+ * =1, turn the names read ahead (docs/design.md §6.19, §6.26), the
+ * stacks built on a second thread (§6.25) and the data read into memory
+ * ahead (§6.32) off, or on wherever they can run: to measure them, and
+ * to test both ways. Unset (or anything else): the library decides.
  * @never, @always, @auto: the option's values. */
 static int helper_env(const char *name, int never, int always, int dflt)
 {
@@ -791,6 +792,8 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		o.build_behind = helper_env("PERFSPY_BUILD_BEHIND", PERFSPY_BUILD_BEHIND_NEVER,
 					    PERFSPY_BUILD_BEHIND_ALWAYS,
 					    PERFSPY_BUILD_BEHIND_AUTO);
+		o.copy_in = helper_env("PERFSPY_COPY_IN", PERFSPY_COPY_IN_NEVER,
+				       PERFSPY_COPY_IN_ALWAYS, PERFSPY_COPY_IN_AUTO);
 		err = perfspy_session__convert(*sp, &o, f);
 		cli_progress_end();
 		if (err)

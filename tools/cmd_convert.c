@@ -76,7 +76,10 @@ static void convert_usage(FILE *f)
 		"                        more has its stacks built on a second thread\n"
 		"                        ($PERFSPY_BUILD_BEHIND=0 turns that off), their\n"
 		"                        frames named ahead where stacks are shallow\n"
-		"                        ($PERFSPY_NAME_AHEAD=0 turns that off)]\n"
+		"                        ($PERFSPY_NAME_AHEAD=0 turns that off); at -j 1\n"
+		"                        a dwarf file of 8 MB or more is read into memory\n"
+		"                        ahead on a second thread ($PERFSPY_COPY_IN=0\n"
+		"                        turns that off)]\n"
 		"  -q, --quiet           only errors on stderr, no progress\n"
 		"  -v, --verbose         more messages (twice: debug)\n"
 		"  -h, --help            this help\n");

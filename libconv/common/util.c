@@ -260,12 +260,11 @@ size_t pmd_map_size(void)
 	return v;
 }
 
-#ifndef BIG_CALLOC_ONLY
 /* The PMD huge page size where transparent huge pages honour
  * MADV_HUGEPAGE ("[always]" or "[madvise]" in .../enabled, the kernel's
  * admin-guide/mm/transhuge.rst), else 0. Read once: the first caller
  * stores it, a racing one stores the same value. */
-static size_t big_page_size(void)
+size_t thp_madvise_size(void)
 {
 	static size_t cached = 1; /* 1: not read yet */
 	size_t hp = __atomic_load_n(&cached, __ATOMIC_RELAXED);
@@ -281,12 +280,11 @@ static size_t big_page_size(void)
 	__atomic_store_n(&cached, hp, __ATOMIC_RELAXED);
 	return hp;
 }
-#endif
 
 void *big_zalloc(size_t bytes, bool *mapped)
 {
 #ifndef BIG_CALLOC_ONLY
-	size_t hp = big_page_size(), len, pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t hp = thp_madvise_size(), len, pg = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t p, a, end;
 	void *m;
 

@@ -81,6 +81,9 @@ long online_cpus(void);
  * whose page cache holds huge folios (docs/design.md §6.6).
  */
 size_t pmd_map_size(void);
+/* The PMD huge page size where transparent huge pages honour
+ * MADV_HUGEPAGE (enabled "[always]" or "[madvise]"), else 0. */
+size_t thp_madvise_size(void);
 
 /*
  * Zeroed memory for a large array that is touched whole and soon (a hash

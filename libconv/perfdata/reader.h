@@ -135,6 +135,8 @@ struct rd {
 	u64 populated; /* mapping populated up to here (populate_ahead) */
 	u64 warm_min;  /* rd_opts.warm_min */
 	struct rd_warm *warm; /* the warming thread, or NULL */
+	struct rd_fill *fill; /* the data read into memory ahead (rd_copy_in), or NULL */
+	int map_fd; /* the mapped file, for rd_copy_in()'s reads; -1 */
 	u64 dig_head;  /* the warmer's digests looked at so far (rd_next) */
 	u64 dig_pass;  /* passes begun again (rd_rewind), for its digests */
 	bool truncated;
@@ -206,6 +208,23 @@ static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev
 	return (size_t)(ev - rd->evsels);
 }
 
+/*
+ * Read the data section into anonymous memory on a thread of its own,
+ * a stretch ahead of the reader, instead of reading it where it lies in
+ * the file mapping (docs/design.md §6.32): records are then views into
+ * that memory, at their file offsets, and pages behind the reader go
+ * back as before. For a mapped file of native byte order on a machine
+ * with transparent huge pages; false (nothing changed) otherwise, or
+ * when there is no memory or thread for it. Only the reader's own
+ * records may be read in the data section while it runs: a session on
+ * the same mapping (-j N, the namer, the builder) reads the mapping.
+ */
+bool rd_copy_in(struct rd *rd);
+/* Back to reading the mapping: the thread stops, the memory goes, and
+ * any record handed out while copying is gone with it. The bytes read
+ * in and the reader's waits for them into @bytes and @waits (each may
+ * be NULL). */
+void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits);
 /* Release pages of a file mapping below @off (keeps RSS bounded). */
 void rd_release_before(struct rd *rd, u64 off);
 
