@@ -266,6 +266,7 @@ tsan:
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh unit test_symbols
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-jobs
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-namer
+	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-copyin
 	$(Q)TSAN_OPTIONS=halt_on_error=1 O=build-tsan tests/run-tests.sh e2e run-behind
 
 check-abi: $(SHLIB)

@@ -287,15 +287,16 @@ struct perfspy_convert_opts {
 	 * does it where @name_ahead's AUTO would name ahead, and with
 	 * @name_ahead NEVER where the callchains are deep. */
 	int build_behind;
-	/* issue 16 (docs/design.md §6.32): with @jobs 0 or 1, and neither
-	 * @name_ahead's second session nor @build_behind's builder
-	 * running, a file may have its data section read into memory on a
-	 * second thread, ahead of the conversion, instead of being read
-	 * where it lies in the mapping; the folder and the output are the
-	 * same either way. enum perfspy_copy_in: AUTO (0) does it for
-	 * files of 8 MB of data or more with user stack dumps (--call-graph
-	 * dwarf) where there is more than one CPU to run on and transparent
-	 * huge pages can be asked for; ALWAYS wherever it can run. */
+	/* issue 16 (docs/design.md §6.32): a file read in place may have
+	 * its data section read into memory on a thread of its own, ahead
+	 * of the conversion (and of every session of @jobs), instead of
+	 * being read where it lies in the mapping; not while
+	 * @name_ahead's second session or @build_behind's builder runs.
+	 * The folder and the output are the same either way. enum
+	 * perfspy_copy_in: AUTO (0) does it for files of 8 MB of data or
+	 * more with user stack dumps (--call-graph dwarf) where there is
+	 * more than one CPU to run on and transparent huge pages can be
+	 * asked for; ALWAYS wherever it can run. */
 	int copy_in;
 	size_t : 0;
 };

@@ -1879,6 +1879,59 @@ static int one_pass(struct perfspy_session *s)
 	return err ? err : pass_run(s);
 }
 
+/* Below this much data a thread reading in ahead is not started. */
+#define COPY_IN_MIN (8u << 20)
+
+/*
+ * The data section read into memory by the reader's thread ahead of the
+ * pass (docs/design.md §6.32), as the conversion's copy_in option says:
+ * where the samples carry user stack dumps, which are read nearly whole,
+ * and reading a page of the mapping for the first time costs more than
+ * copying it (AUTO); or wherever the reader can (ALWAYS). Whether it
+ * started. The sessions of -j N read the copy too (rd_copy_share()); the
+ * builder and the namer read the mapping, so their passes do not start it.
+ */
+static bool copy_start(struct perfspy_session *s)
+{
+	int how = OPTS_GET(s->copts, copy_in, PERFSPY_COPY_IN_AUTO);
+	bool stacks = false;
+	size_t i;
+
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+			stacks = true;
+	if (!(how == PERFSPY_COPY_IN_ALWAYS ||
+	      (how == PERFSPY_COPY_IN_AUTO && stacks && online_cpus() > 1 &&
+	       s->rd.data_end - s->rd.data_offset >= COPY_IN_MIN)) ||
+	    !rd_copy_in(&s->rd))
+		return false;
+	log_msg(&s->log, LOG_INFO, "%s: reading the data into memory on a second thread", s->path);
+	return true;
+}
+
+/* The copy's end, and its numbers for -v -v. */
+static void copy_end(struct perfspy_session *s)
+{
+	u64 bytes, waits;
+
+	if (!s->rd.fill)
+		return;
+	rd_copy_end(&s->rd, &bytes, &waits);
+	log_msg(&s->log, LOG_DEBUG, "%s: %llu bytes read in ahead, %llu waits for them", s->path,
+		(unsigned long long)bytes, (unsigned long long)waits);
+}
+
+static int convert_copied(struct perfspy_session *s)
+{
+	int err;
+
+	if (!copy_start(s))
+		return one_pass(s);
+	err = one_pass(s);
+	copy_end(s);
+	return err;
+}
+
 /* ------------------------------------------------------------- -j N */
 
 /*
@@ -2161,6 +2214,11 @@ static int convert_split(struct perfspy_session *s, u32 n)
 		jobs[k].s->keep_at = keep_at;
 		jobs[k].s->nr_keep = n;
 	}
+	/* Every session reads the copy; the main session releases it
+	 * behind the slowest (split_keep()), as it did the mapping. */
+	if (!err && copy_start(s))
+		for (k = 1; k < n; k++)
+			rd_copy_share(&jobs[k].s->rd, &s->rd);
 	for (k = 1; !err && k < n; k++) {
 		if (pthread_create(&jobs[k].th, NULL, job_main, &jobs[k])) {
 			alone = true;
@@ -2191,6 +2249,10 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	for (k = 1; k < n; k++)
 		if (jobs[k].running)
 			pthread_join(jobs[k].th, NULL);
+	for (k = 1; k < n; k++)
+		if (jobs[k].s)
+			rd_copy_end(&jobs[k].s->rd, NULL, NULL);
+	copy_end(s);
 	split_end(s);
 	s->keep_at = NULL;
 	s->nr_keep = 0;
@@ -2383,40 +2445,6 @@ static bool deep_stacks(struct perfspy_session *s)
 	return n && entries >= (u64)DEPTH_BEHIND * n;
 }
 
-/* Below this much data a thread reading in ahead is not started. */
-#define COPY_IN_MIN (8u << 20)
-
-/*
- * The pass on the calling thread, its data section read into memory by
- * the reader's thread ahead of it (docs/design.md §6.32): where the
- * samples carry user stack dumps, which are read nearly whole, and
- * reading a page of the mapping for the first time costs more than
- * copying it (@how AUTO); or wherever the reader can (ALWAYS). Alone on
- * the input: no other session reads the data section (§6.32). The
- * copy ends with the pass.
- */
-static int convert_copied(struct perfspy_session *s, int how)
-{
-	bool stacks = false, on;
-	u64 bytes, waits;
-	size_t i;
-	int err;
-
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
-			stacks = true;
-	on = how == PERFSPY_COPY_IN_ALWAYS ||
-	     (how == PERFSPY_COPY_IN_AUTO && stacks && online_cpus() > 1 &&
-	      s->rd.data_end - s->rd.data_offset >= COPY_IN_MIN);
-	if (!on || !rd_copy_in(&s->rd))
-		return one_pass(s);
-	log_msg(&s->log, LOG_INFO, "%s: reading the data into memory on a second thread", s->path);
-	err = one_pass(s);
-	rd_copy_end(&s->rd, &bytes, &waits);
-	log_msg(&s->log, LOG_DEBUG, "%s: %llu bytes read in ahead, %llu waits for them", s->path,
-		(unsigned long long)bytes, (unsigned long long)waits);
-	return err;
-}
 
 /*
  * The pass with its stacks built on a thread of their own (§6.25): the
@@ -2651,7 +2679,7 @@ PERFSPY_API int perfspy_session__convert(struct perfspy_session *s,
 		 can_name_ahead(s, false))
 		err = convert_named(s);
 	else
-		err = convert_copied(s, OPTS_GET(opts, copy_in, PERFSPY_COPY_IN_AUTO));
+		err = convert_copied(s);
 	s->passed = true;
 	s->sel_valid = folder && !err;
 	if (!err && !s->noted)

@@ -458,7 +458,9 @@ void rd_release_before(struct rd *rd, u64 off)
 	u64 end, at = UINT64_MAX;
 
 	if (rd->fill) {
-		fill_release(rd, off, pg);
+		/* Its owner releases, behind every reader (split_keep()). */
+		if (!rd->fill_borrowed)
+			fill_release(rd, off, pg);
 		return;
 	}
 	if (rd->warm && rd->mem_is_map && pg > 0) {
@@ -932,11 +934,12 @@ struct rd_fill {
 	size_t map_len;
 	u64 begin, end; /* the data section */
 	u64 released;	/* the reader released below this */
-	u64 waits;	/* the reader's waits for the thread */
+	u64 waits;	/* (atomic) the readers' waits for the thread */
 	u64 bytes;	/* read in, the thread's count added when it stops */
 	u64 run_bytes;	/* the thread's own count */
 	pthread_t th;
 	bool running;
+	bool shared; /* other readers read it too (rd_copy_share()) */
 	int fd;
 	/* The thread's, read by the reader. */
 	__attribute__((aligned(64))) u64 filled; /* read in over [begin, filled) */
@@ -1067,16 +1070,32 @@ bool rd_copy_in(struct rd *rd)
 	return true;
 }
 
+void rd_copy_share(struct rd *to, struct rd *from)
+{
+	if (!from->fill || to->fill || to->fd >= 0 || to->mem_len != from->mem_len ||
+	    to->data_offset != from->data_offset || to->data_end != from->data_end)
+		return;
+	from->fill->shared = true;
+	to->fill = from->fill;
+	to->fill_borrowed = true;
+}
+
 void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits)
 {
 	struct rd_fill *f = rd->fill;
 
+	if (f && rd->fill_borrowed) {
+		/* Another reader's copy: that reader ends it. */
+		rd->fill = NULL;
+		rd->fill_borrowed = false;
+		f = NULL;
+	}
 	if (f)
 		fill_stop(f);
 	if (bytes)
 		*bytes = f ? f->bytes : 0;
 	if (waits)
-		*waits = f ? f->waits : 0;
+		*waits = f ? __atomic_load_n(&f->waits, __ATOMIC_RELAXED) : 0;
 	if (!f)
 		return;
 	munmap(f->map, f->map_len);
@@ -1094,6 +1113,23 @@ static int fill_error(struct rd *rd, s64 e, u64 at)
 	return (int)e;
 }
 
+/* Where the thread reads ahead of: the reader's position, or with readers
+ * sharing the copy the furthest one's (they wait for the thread, not for
+ * each other; the slowest one's position bounds what is released). */
+static void fill_want(struct rd_fill *f, u64 at)
+{
+	u64 cur;
+
+	if (!f->shared) {
+		__atomic_store_n(&f->want, at, __ATOMIC_RELAXED);
+		return;
+	}
+	cur = __atomic_load_n(&f->want, __ATOMIC_RELAXED);
+	while (at > cur && !__atomic_compare_exchange_n(&f->want, &cur, at, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* @n bytes at rd->pos (inside the data section), once the thread has
  * read them in. */
 static const u8 *fill_view(struct rd *rd, u64 n, int *err)
@@ -1105,14 +1141,14 @@ static const u8 *fill_view(struct rd *rd, u64 n, int *err)
 
 	if (need <= __atomic_load_n(&f->filled, __ATOMIC_ACQUIRE))
 		return f->base + rd->pos;
-	__atomic_store_n(&f->want, need, __ATOMIC_RELAXED);
-	f->waits++;
+	fill_want(f, need);
+	__atomic_fetch_add(&f->waits, 1, __ATOMIC_RELAXED);
 	while (need > __atomic_load_n(&f->filled, __ATOMIC_ACQUIRE)) {
 		if ((e = __atomic_load_n(&f->err, __ATOMIC_ACQUIRE))) {
 			*err = fill_error(rd, e, __atomic_load_n(&f->err_at, __ATOMIC_RELAXED));
 			return NULL;
 		}
-		if (!f->running) {
+		if (!__atomic_load_n(&f->running, __ATOMIC_RELAXED)) {
 			*err = rd_error(rd, -EIO, rd->pos, "the reading thread stopped");
 			return NULL;
 		}
@@ -1129,7 +1165,7 @@ static const u8 *fill_view(struct rd *rd, u64 n, int *err)
 
 static void fill_follow(struct rd *rd)
 {
-	__atomic_store_n(&rd->fill->want, rd->pos, __ATOMIC_RELAXED);
+	fill_want(rd->fill, rd->pos);
 }
 
 /* A new pass: the thread reads the section again from its start (pages
@@ -1140,6 +1176,12 @@ static void fill_rewind(struct rd *rd)
 	long pg = sysconf(_SC_PAGESIZE);
 	u64 end;
 
+	/* A reader of another's copy reads the mapping from here on: the
+	 * copy behind the others is gone. */
+	if (rd->fill_borrowed) {
+		rd_copy_end(rd, NULL, NULL);
+		return;
+	}
 	fill_stop(f);
 	/* What the last pass read in and did not release yet (its last
 	 * stretch) goes now, or it would stay until this pass reached it:

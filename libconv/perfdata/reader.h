@@ -136,6 +136,7 @@ struct rd {
 	u64 warm_min;  /* rd_opts.warm_min */
 	struct rd_warm *warm; /* the warming thread, or NULL */
 	struct rd_fill *fill; /* the data read into memory ahead (rd_copy_in), or NULL */
+	bool fill_borrowed; /* @fill is another reader's (rd_copy_share) */
 	int map_fd; /* the mapped file, for rd_copy_in()'s reads; -1 */
 	u64 dig_head;  /* the warmer's digests looked at so far (rd_next) */
 	u64 dig_pass;  /* passes begun again (rd_rewind), for its digests */
@@ -220,6 +221,15 @@ static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev
  * the same mapping (-j N, the namer, the builder) reads the mapping.
  */
 bool rd_copy_in(struct rd *rd);
+/*
+ * @to, a reader of the same input as @from (rd_open_mem() of its
+ * mapping), reads @from's copy from here on (docs/design.md §6.32, -j N):
+ * its views come from the copy and wait for @from's thread, which reads
+ * ahead of the furthest reader. Only @from releases pages, and only behind
+ * every reader's oldest record (the caller's to see to: split_keep()).
+ * @from outlives @to's reading; rd_copy_end(@to) lets go of the copy.
+ */
+void rd_copy_share(struct rd *to, struct rd *from);
 /* Back to reading the mapping: the thread stops, the memory goes, and
  * any record handed out while copying is gone with it. The bytes read
  * in and the reader's waits for them into @bytes and @waits (each may

@@ -7,7 +7,7 @@
 # conversion without it (PERFSPY_COPY_IN=0), and the messages the same:
 # every perf.data of the shared corpus, forced on whatever its size (raw,
 # --threads, pprof), and CPython 3.12 -X perf recorded with --call-graph
-# dwarf, with filters. Unasked, the DWARF recording is read in whole;
+# dwarf, with filters and at -j 2 and 3 (every session reads the copy). Unasked, the DWARF recording is read in whole;
 # with PERFSPY_COPY_IN=0, or on one CPU (taskset -c 0), it is not.
 . "$(dirname "$0")/lib.sh"
 
@@ -53,19 +53,25 @@ FMTS="raw:" forced_same "$pyd" "python3.12 -X perf, dwarf, --tid, --no-kernel" \
 t = json.load(sys.stdin)["thread_list"]
 print(max(t, key=lambda x: x["samples"])["tid"])')" --no-kernel
 
+# -j N: every session reads the copy; the main one releases it behind
+# the slowest.
+FMTS="raw: raw:--threads" forced_same "$pyd" "python3.12 -X perf, dwarf, -j 2" -j 2
+FMTS="raw:" forced_same "$pyd" "python3.12 -X perf, dwarf, -j 3" -j 3
+
 # Unasked: more than one CPU, 8 MB of data or more, user stack dumps.
 dsz=$(data_size "$pyd")
 read -r bytes waits <<<"$(forced_stats "$pyd" "")"
+read -r bytes2 _ <<<"$(forced_stats "$pyd" "" -j 2)"
 z=$(forced_stats "$pyd" 0)
 t=$(taskset -c 0 "$PERFSPY" convert -v -v -i "$pyd" -o /dev/null 2>&1 | grep -c 'read in ahead')
 if [ "$(nproc)" -lt 2 ]; then
 	fail "$(nproc) CPU online: the default cannot be checked"
 elif [ "$dsz" -lt $((8 << 20)) ]; then
 	fail "python3.12 dwarf: $dsz bytes of data, under 8 MB: the default cannot be checked"
-elif [ "$bytes" = "$dsz" ] && [ "$z" = none ] && [ "$t" = 0 ]; then
-	pass "python3.12 dwarf ($dsz bytes of data): read in whole unasked ($waits waits), not with PERFSPY_COPY_IN=0 nor under taskset -c 0"
+elif [ "$bytes" = "$dsz" ] && [ "$bytes2" = "$dsz" ] && [ "$z" = none ] && [ "$t" = 0 ]; then
+	pass "python3.12 dwarf ($dsz bytes of data): read in whole unasked ($waits waits), and at -j 2; not with PERFSPY_COPY_IN=0 nor under taskset -c 0"
 else
-	fail "python3.12 dwarf ($dsz bytes of data): unasked '$bytes' bytes, with PERFSPY_COPY_IN=0 '$z', under taskset '$t'"
+	fail "python3.12 dwarf ($dsz bytes of data): unasked '$bytes' bytes (-j 2: '$bytes2'), with PERFSPY_COPY_IN=0 '$z', under taskset '$t'"
 fi
 
 # Frame pointers: the builder or the namer reads the mapping; nothing is

@@ -8,7 +8,8 @@
  * them (a released page of the copy reads as zeros until the thread reads
  * it in again, so a rewind that did not read it again fails here), on a
  * built file with small, 20 KB (a DWARF sample's size) and trailing-
- * payload (AUXTRACE) records and on every file of the shared corpus.
+ * payload (AUXTRACE) records and on every file of the shared corpus;
+ * and by a second reader of the same copy (-j N), released behind both.
  * The copy's resident pages stay within the lead and a few huge pages
  * while a 61 MB file is read; a file that shrinks after it was
  * opened is an error that names the offset, not a crash.
@@ -251,6 +252,93 @@ static void test_corpus(void)
 	T(files > 0 && copied >= files - 4);
 }
 
+/* One record of @rd into @s (1), or the end or an error (0 or < 0). */
+static int step(struct rd *rd, struct seen *s, uint64_t *off)
+{
+	struct rd_rec rec;
+	int r = rd_next(rd, &rec);
+
+	if (r <= 0)
+		return r;
+	if (s->nr == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->off = realloc(s->off, s->cap * sizeof(*s->off));
+		s->sum = realloc(s->sum, s->cap * sizeof(*s->sum));
+		if (!s->off || !s->sum)
+			abort();
+	}
+	s->off[s->nr] = rec.offset;
+	s->sum[s->nr++] = fnv(rec.hdr, rec.hdr->size);
+	*off = rec.offset;
+	return 1;
+}
+
+/*
+ * -j N: a second reader of the same mapping reads the first one's copy
+ * (rd_copy_share()), here three records behind for each one the first
+ * reads, and then alone to the end; the first releases behind the slower
+ * of the two, as split_keep() has the main session do. Both see every
+ * record as the mapping holds it.
+ */
+static void test_shared(void)
+{
+	char path[] = "/tmp/perfspy-test-copyin.XXXXXX";
+	size_t len = built_file(path, 24);
+	struct seen plain = { .pm = -1 }, a = { .pm = -1 }, b = { .pm = -1 };
+	struct rd_opts o = { .name = path };
+	struct rd ra, rb;
+	uint64_t oa = 0, ob = 0;
+	bool copied = false;
+	int fd, ea = 1, eb = 1, n = 0;
+
+	T(len > (20u << 20));
+	if (!len)
+		return;
+	T_EQ_INT(read_file(path, false, 0, &plain, &copied), 0);
+	fd = open(path, O_RDONLY);
+	T(fd >= 0);
+	if (fd < 0 || rd_open_fd(&ra, fd, &o)) {
+		T(0);
+		return;
+	}
+	close(fd);
+	T(rd_copy_in(&ra));
+	T_EQ_INT(rd_open_mem(&rb, ra.mem, ra.mem_len, &o), 0);
+	rd_copy_share(&rb, &ra);
+	T(rb.fill == ra.fill && rb.fill_borrowed);
+	while (ea > 0 || eb > 0) {
+		int i;
+
+		for (i = 0; i < 3 && ea > 0; i++)
+			ea = step(&ra, &a, &oa);
+		if (eb > 0 && (ea <= 0 || (n++ & 1)))
+			eb = step(&rb, &b, &ob);
+		if (!(n & 63))
+			rd_release_before(&ra, ob < oa && eb > 0 ? ob : oa);
+	}
+	T_EQ_INT(ea, 0);
+	T_EQ_INT(eb, 0);
+	/* The first pass of read_file() is the whole file. */
+	T(plain.nr >= a.nr && a.nr == b.nr && a.nr > 1000);
+	if (a.nr == b.nr && plain.nr >= a.nr && a.nr) {
+		T(!memcmp(plain.off, a.off, a.nr * sizeof(*a.off)));
+		T(!memcmp(plain.sum, a.sum, a.nr * sizeof(*a.sum)));
+		T(!memcmp(plain.off, b.off, b.nr * sizeof(*b.off)));
+		T(!memcmp(plain.sum, b.sum, b.nr * sizeof(*b.sum)));
+	}
+	rd_copy_end(&rb, NULL, NULL);
+	T(rb.fill == NULL && ra.fill != NULL);
+	rd_close(&rb);
+	rd_close(&ra);
+	free(plain.off);
+	free(plain.sum);
+	free(a.off);
+	free(a.sum);
+	free(b.off);
+	free(b.sum);
+	unlink(path);
+}
+
 struct msgs {
 	char text[512];
 };
@@ -308,6 +396,7 @@ int main(void)
 {
 	test_built();
 	test_corpus();
+	test_shared();
 	test_shrunk();
 	TEST_MAIN_END();
 }
