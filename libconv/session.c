@@ -1912,13 +1912,15 @@ static bool copy_start(struct perfspy_session *s)
 /* The copy's end, and its numbers for -v -v. */
 static void copy_end(struct perfspy_session *s)
 {
-	u64 bytes, waits;
+	u64 bytes, waits, reused;
 
 	if (!s->rd.fill)
 		return;
-	rd_copy_end(&s->rd, &bytes, &waits);
+	rd_copy_end(&s->rd, &bytes, &waits, &reused);
 	log_msg(&s->log, LOG_DEBUG, "%s: %llu bytes read in ahead, %llu waits for them", s->path,
 		(unsigned long long)bytes, (unsigned long long)waits);
+	log_msg(&s->log, LOG_DEBUG, "%s: %llu huge pages of the copy used again", s->path,
+		(unsigned long long)reused);
 }
 
 static int convert_copied(struct perfspy_session *s)
@@ -2251,7 +2253,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 			pthread_join(jobs[k].th, NULL);
 	for (k = 1; k < n; k++)
 		if (jobs[k].s)
-			rd_copy_end(&jobs[k].s->rd, NULL, NULL);
+			rd_copy_end(&jobs[k].s->rd, NULL, NULL, NULL);
 	copy_end(s);
 	split_end(s);
 	s->keep_at = NULL;

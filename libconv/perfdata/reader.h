@@ -232,9 +232,9 @@ bool rd_copy_in(struct rd *rd);
 void rd_copy_share(struct rd *to, struct rd *from);
 /* Back to reading the mapping: the thread stops, the memory goes, and
  * any record handed out while copying is gone with it. The bytes read
- * in and the reader's waits for them into @bytes and @waits (each may
- * be NULL). */
-void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits);
+ * in, the readers' waits for them and the huge pages used again into
+ * @bytes, @waits and @reused (each may be NULL). */
+void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused);
 /* Release pages of a file mapping below @off (keeps RSS bounded). */
 void rd_release_before(struct rd *rd, u64 off);
 
