@@ -928,8 +928,11 @@ static void rd_warm_stop(struct rd *rd)
 #define FILL_LEAD (4u << 20)
 #define FILL_STEP (256u << 10)
 /* Huge pages released behind the reader and not yet used again ahead
- * (fill_release(), fill_recycle()); more are given back. */
-#define FILL_SPARE 16u
+ * (fill_release(), fill_recycle()); more are given back. The thread
+ * takes one for each huge page it reads into and stays FILL_LEAD (two
+ * pages) ahead, so four were as many as the DWARF bench file reused
+ * with sixteen (156 of 161), and hold at most 8 MB. */
+#define FILL_SPARE 4u
 
 struct rd_fill {
 	u8 *base;	/* file offset 0 (a huge page boundary) */
@@ -952,45 +955,50 @@ struct rd_fill {
 	u64 err_at;	/* where (set before err) */
 	u64 spare_head; /* (atomic) spare pages taken */
 	u64 recycled;	/* huge pages used again (read after the join) */
+	bool no_recycle; /* mremap() refused: release instead */
 	/* The reader's, read by the thread. */
 	__attribute__((aligned(64))) u64 want; /* its position, or what it waits for */
 	u64 stop;
 	u64 spare_tail; /* (atomic) spare pages put */
 };
 
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
+
 /*
  * Before the thread's first write into the huge page at @at (a huge page
  * boundary, above ->filled): a page released behind the reader, if there
  * is one, is moved there (mremap() moves the page-table entry; nothing is
- * copied or zeroed), and the address it leaves gets fresh address space
- * back, as a release would leave it. Zeroing a fresh 2 MB page for every
- * 2 MB read in was 28% of a DWARF conversion's samples, more than the
- * copying (13%), and each one is memory the host may have to find anew.
- * The page's old bytes are overwritten by the reads before ->filled passes
+ * copied or zeroed). Zeroing a fresh 2 MB page for every 2 MB read in was
+ * 28% of a DWARF conversion's samples, more than the copying (13%), and
+ * each one is memory the host may have to find anew. MREMAP_DONTUNMAP
+ * leaves the old range mapped and empty, as a release would leave it:
+ * moving it away and mapping it again left a hole for a moment, and
+ * another thread's mmap() (a DSO, a big malloc()) could land there and be
+ * mapped over (one -j 2 run in ten under load wrote other stacks). Where
+ * the kernel has no MREMAP_DONTUNMAP, pages are released as before. The
+ * page's old bytes are overwritten by the reads before ->filled passes
  * them, and nothing reads the released address (the release rule).
  */
 static void fill_recycle(struct rd_fill *f, u64 at)
 {
 	u64 h = __atomic_load_n(&f->spare_head, __ATOMIC_RELAXED), x;
-	void *from, *to = f->base + at, *m;
+	void *from;
 
 	if (h == __atomic_load_n(&f->spare_tail, __ATOMIC_ACQUIRE))
 		return;
 	x = f->spare[h % FILL_SPARE];
 	__atomic_store_n(&f->spare_head, h + 1, __ATOMIC_RELEASE);
 	from = f->base + x;
-	m = mremap(from, f->hp, f->hp, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-	if (m == MAP_FAILED) {
-		madvise(from, f->hp, MADV_DONTNEED);
+	if (!f->no_recycle &&
+	    mremap(from, f->hp, f->hp, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP,
+		   f->base + at) != MAP_FAILED) {
+		f->recycled++;
 		return;
 	}
-	f->recycled++;
-	/* The moved page keeps the range's huge-page advice; the hole
-	 * gets its own back, for a rewind's reads. */
-	m = mmap(from, f->hp, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-	if (m != MAP_FAILED)
-		madvise(from, f->hp, MADV_HUGEPAGE);
+	f->no_recycle = true; /* (the thread's own) */
+	madvise(from, f->hp, MADV_DONTNEED);
 }
 
 static void *fill_main(void *arg)

@@ -189,6 +189,14 @@ differs() {
 	fi
 }
 
+# data_size FILE: the data section's size, from the perf.data header
+# (docs/perf-data-format.md: magic, size, attr_size, attrs {offset,
+# size}, then data {offset, size}: its size is the u64 at byte 48).
+data_size() {
+	"$PY" -c 'import struct, sys
+print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(56), 48)[0])' "$1"
+}
+
 # perf_samples FILE: number of PERF_RECORD_SAMPLE records, perf as the oracle.
 perf_samples() {
 	"$PERF" report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE'

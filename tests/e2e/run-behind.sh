@@ -46,14 +46,6 @@ names_stats() {
 		grep . || echo none
 }
 
-# data_size FILE: the data section's size, from the perf.data header
-# (docs/perf-data-format.md: magic, size, attr_size, attrs {offset,
-# size}, then data {offset, size}: its size is the u64 at byte 48).
-data_size() {
-	"$PY" -c 'import struct, sys
-print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(56), 48)[0])' "$1"
-}
-
 # The corpus's chains are shallow: the reading session names ahead.
 forced_corpus "the builder"
 # Every name read ahead is taken, and the builder names none itself.

@@ -24,81 +24,44 @@
 #include "perfdata/reader.h"
 #include "perfspy.h"
 #include "recbuild.h"
+#include "seen.h"
 #include "test.h"
 
-struct seen {
-	uint64_t *off, *sum;
-	size_t nr, cap;
-	int pm;		      /* /proc/self/pagemap, or -1: not measured */
-	size_t len;	      /* the file's */
-	long resident_max;    /* the most pages of the records' memory resident */
-	u64 reused;	      /* huge pages of the copy used again */
+/* What one way of reading saw, and what it kept resident. */
+struct run {
+	struct seen rec;
+	int pm;		   /* /proc/self/pagemap, or -1: not measured */
+	size_t len;	   /* the file's */
+	long resident_max; /* the most pages of the records' memory resident */
+	u64 reused;	   /* huge pages of the copy used again */
 };
-
-static uint64_t fnv(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t h = 1469598103934665603ULL;
-
-	while (n--)
-		h = (h ^ *c++) * 1099511628211ULL;
-	return h;
-}
-
-/* Resident pages of [@p, @p + @n) (/proc/self/pagemap, bit 63:
- * present), or -1 if unreadable. */
-static long resident(int pm, const void *p, size_t n)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), first = (uintptr_t)p / pg;
-	size_t np = ((uintptr_t)p + n + pg - 1) / pg - first, i;
-	uint64_t *v = malloc(np * sizeof(*v) + 1);
-	long r = 0;
-
-	if (!v || pread(pm, v, np * sizeof(*v), (off_t)(first * sizeof(*v))) !=
-			  (ssize_t)(np * sizeof(*v))) {
-		free(v);
-		return -1;
-	}
-	for (i = 0; i < np; i++)
-		r += (long)(v[i] >> 63);
-	free(v);
-	return r;
-}
 
 /* Up to @max records (0: all) of @rd into @s, releasing what is behind
  * each record every 64 records, as run_pass() does with nothing queued. */
-static int walk(struct rd *rd, struct seen *s, size_t max)
+static int walk(struct rd *rd, struct run *s, size_t max)
 {
 	struct rd_rec rec;
 	int r = 0;
 
-	while ((!max || s->nr < max) && (r = rd_next(rd, &rec)) > 0) {
-		if (s->nr == s->cap) {
-			s->cap = s->cap ? s->cap * 2 : 1024;
-			s->off = realloc(s->off, s->cap * sizeof(*s->off));
-			s->sum = realloc(s->sum, s->cap * sizeof(*s->sum));
-			if (!s->off || !s->sum)
-				abort();
-		}
-		s->off[s->nr] = rec.offset;
-		s->sum[s->nr++] = fnv(rec.hdr, rec.hdr->size);
-		if (!(s->nr & 63)) {
+	while ((!max || s->rec.nr < max) && (r = rd_next(rd, &rec)) > 0) {
+		seen_add(&s->rec, &rec);
+		if (!(s->rec.nr & 63)) {
 			/* A record lies at its file offset in the memory
 			 * read, the copy or the mapping. */
-			long n = s->pm >= 0 ? resident(s->pm, (const unsigned char *)rec.hdr -
-							     rec.offset, s->len) : -1;
+			long n = s->pm >= 0 ? pages_resident(s->pm, (const unsigned char *)rec.hdr -
+								   rec.offset, s->len) : -1;
 
 			if (n > s->resident_max)
 				s->resident_max = n;
 			rd_release_before(rd, rec.offset);
 		}
 	}
-	return max && s->nr >= max ? 1 : r;
+	return max && s->rec.nr >= max ? 1 : r;
 }
 
 /* Read @path three ways (all; rewind, @half records; rewind, all), with
  * the copy or from the mapping; *@copied says whether the copy ran. */
-static int read_file(const char *path, bool copy, size_t half, struct seen *s,
+static int read_file(const char *path, bool copy, size_t half, struct run *s,
 		     bool *copied)
 {
 	struct rd_opts o = { .name = path, .warm_min = 1 };
@@ -117,7 +80,7 @@ static int read_file(const char *path, bool copy, size_t half, struct seen *s,
 	if (err >= 0)
 		err = rd_rewind(&rd);
 	if (!err)
-		err = walk(&rd, s, s->nr + half);
+		err = walk(&rd, s, s->rec.nr + half);
 	if (err >= 0)
 		err = rd_rewind(&rd);
 	if (!err)
@@ -137,17 +100,17 @@ static int read_file(const char *path, bool copy, size_t half, struct seen *s,
 static bool same_both_ways(const char *path, size_t half, long *rss_kb, u64 *reused)
 {
 	int pm = rss_kb ? open("/proc/self/pagemap", O_RDONLY) : -1;
-	struct seen a = { .pm = -1 }, b = { .pm = pm, .resident_max = -1 };
+	struct run a = { .pm = -1 }, b = { .pm = pm, .resident_max = -1 };
 	bool ca = false, cb = false;
 	int ea = read_file(path, false, half, &a, &ca);
 	int eb = read_file(path, true, half, &b, &cb);
 
 	T_EQ_INT(ea, eb);
 	T(!ca);
-	T_EQ_INT(a.nr, b.nr);
-	if (a.nr == b.nr && a.nr) {
-		T(!memcmp(a.off, b.off, a.nr * sizeof(*a.off)));
-		T(!memcmp(a.sum, b.sum, a.nr * sizeof(*a.sum)));
+	T_EQ_INT(a.rec.nr, b.rec.nr);
+	if (a.rec.nr == b.rec.nr && a.rec.nr) {
+		T(!memcmp(a.rec.off, b.rec.off, a.rec.nr * sizeof(*a.rec.off)));
+		T(!memcmp(a.rec.sum, b.rec.sum, a.rec.nr * sizeof(*a.rec.sum)));
 	}
 	if (rss_kb)
 		*rss_kb = b.resident_max < 0 ? -1 :
@@ -156,10 +119,8 @@ static bool same_both_ways(const char *path, size_t half, long *rss_kb, u64 *reu
 		close(pm);
 	if (reused)
 		*reused = b.reused;
-	free(a.off);
-	free(a.sum);
-	free(b.off);
-	free(b.sum);
+	seen_free(&a.rec);
+	seen_free(&b.rec);
 	return cb;
 }
 
@@ -272,15 +233,7 @@ static int step(struct rd *rd, struct seen *s, uint64_t *off)
 
 	if (r <= 0)
 		return r;
-	if (s->nr == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 1024;
-		s->off = realloc(s->off, s->cap * sizeof(*s->off));
-		s->sum = realloc(s->sum, s->cap * sizeof(*s->sum));
-		if (!s->off || !s->sum)
-			abort();
-	}
-	s->off[s->nr] = rec.offset;
-	s->sum[s->nr++] = fnv(rec.hdr, rec.hdr->size);
+	seen_add(s, &rec);
 	*off = rec.offset;
 	return 1;
 }
@@ -296,7 +249,8 @@ static void test_shared(void)
 {
 	char path[] = "/tmp/perfspy-test-copyin.XXXXXX";
 	size_t len = built_file(path, 24);
-	struct seen plain = { .pm = -1 }, a = { .pm = -1 }, b = { .pm = -1 };
+	struct run plain = { .pm = -1 };
+	struct seen a = { 0 }, b = { 0 };
 	struct rd_opts o = { .name = path };
 	struct rd ra, rb;
 	uint64_t oa = 0, ob = 0;
@@ -331,23 +285,20 @@ static void test_shared(void)
 	T_EQ_INT(ea, 0);
 	T_EQ_INT(eb, 0);
 	/* The first pass of read_file() is the whole file. */
-	T(plain.nr >= a.nr && a.nr == b.nr && a.nr > 1000);
-	if (a.nr == b.nr && plain.nr >= a.nr && a.nr) {
-		T(!memcmp(plain.off, a.off, a.nr * sizeof(*a.off)));
-		T(!memcmp(plain.sum, a.sum, a.nr * sizeof(*a.sum)));
-		T(!memcmp(plain.off, b.off, b.nr * sizeof(*b.off)));
-		T(!memcmp(plain.sum, b.sum, b.nr * sizeof(*b.sum)));
+	T(plain.rec.nr >= a.nr && a.nr == b.nr && a.nr > 1000);
+	if (a.nr == b.nr && plain.rec.nr >= a.nr && a.nr) {
+		T(!memcmp(plain.rec.off, a.off, a.nr * sizeof(*a.off)));
+		T(!memcmp(plain.rec.sum, a.sum, a.nr * sizeof(*a.sum)));
+		T(!memcmp(plain.rec.off, b.off, b.nr * sizeof(*b.off)));
+		T(!memcmp(plain.rec.sum, b.sum, b.nr * sizeof(*b.sum)));
 	}
 	rd_copy_end(&rb, NULL, NULL, NULL);
 	T(rb.fill == NULL && ra.fill != NULL);
 	rd_close(&rb);
 	rd_close(&ra);
-	free(plain.off);
-	free(plain.sum);
-	free(a.off);
-	free(a.sum);
-	free(b.off);
-	free(b.sum);
+	seen_free(&plain.rec);
+	seen_free(&a);
+	seen_free(&b);
 	unlink(path);
 }
 

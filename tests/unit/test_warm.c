@@ -31,22 +31,8 @@
 #include "perfdata/evlist.h"
 #include "perfdata/record.h"
 #include "recbuild.h"
+#include "seen.h"
 #include "test.h"
-
-struct seen {
-	uint64_t *off, *sum;
-	size_t nr, cap;
-};
-
-static uint64_t fnv(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t h = 1469598103934665603ULL;
-
-	while (n--)
-		h = (h ^ *c++) * 1099511628211ULL;
-	return h;
-}
 
 /* Up to @max records (0: all) of @rd into @s. */
 static int walk(struct rd *rd, struct seen *s, size_t max)
@@ -54,17 +40,8 @@ static int walk(struct rd *rd, struct seen *s, size_t max)
 	struct rd_rec rec;
 	int r = 0;
 
-	while ((!max || s->nr < max) && (r = rd_next(rd, &rec)) > 0) {
-		if (s->nr == s->cap) {
-			s->cap = s->cap ? s->cap * 2 : 1024;
-			s->off = realloc(s->off, s->cap * sizeof(*s->off));
-			s->sum = realloc(s->sum, s->cap * sizeof(*s->sum));
-			if (!s->off || !s->sum)
-				abort();
-		}
-		s->off[s->nr] = rec.offset;
-		s->sum[s->nr++] = fnv(rec.hdr, rec.hdr->size);
-	}
+	while ((!max || s->nr < max) && (r = rd_next(rd, &rec)) > 0)
+		seen_add(s, &rec);
 	return max && s->nr >= max ? 1 : r;
 }
 
@@ -113,10 +90,8 @@ static bool same_both_ways(const char *path, size_t half)
 		T(!memcmp(a.off, b.off, a.nr * sizeof(*a.off)));
 		T(!memcmp(a.sum, b.sum, a.nr * sizeof(*a.sum)));
 	}
-	free(a.off);
-	free(a.sum);
-	free(b.off);
-	free(b.sum);
+	seen_free(&a);
+	seen_free(&b);
 	return wb;
 }
 
@@ -191,25 +166,6 @@ static void test_corpus(void)
 	}
 	fprintf(stderr, "warm: %d corpus files, %d read with the thread\n", files, warmed);
 	T(files > 0);
-}
-
-/* Resident pages of [@p, @p + @n), the whole pages (/proc/self/pagemap,
- * bit 63: present); -1 if unreadable. */
-static long resident(int pm, const void *p, size_t n)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = n / pg, i;
-	uint64_t *v = malloc(np * sizeof(*v) + 1);
-	long r = 0;
-
-	if (!v || pread(pm, v, np * sizeof(*v), (off_t)((uintptr_t)p / pg * sizeof(*v))) !=
-			  (ssize_t)(np * sizeof(*v))) {
-		free(v);
-		return -1;
-	}
-	for (i = 0; i < np; i++)
-		r += (long)(v[i] >> 63);
-	free(v);
-	return r;
 }
 
 /* ThreadSanitizer runs a thread of its own in the process (make tsan). */
@@ -333,7 +289,7 @@ static void test_lag(void)
 		}
 		if (rd.redo_hi)
 			lag_seen++;
-		r = resident(pm, rd.mem, rd.mem_len);
+		r = pages_resident(pm, rd.mem, rd.mem_len);
 		if (r > max_res)
 			max_res = r;
 		/* Nothing mapped below the release point's huge page but
@@ -342,7 +298,7 @@ static void test_lag(void)
 			uint64_t low = (rd.redo_hi && rd.redo_lo < rd.advised ? rd.redo_lo :
 					rd.advised) & ~((uint64_t)pmd - 1);
 
-			r = resident(pm, rd.mem, low);
+			r = pages_resident(pm, rd.mem, low);
 			if (r > 0)
 				behind++;
 		}
