@@ -1882,6 +1882,18 @@ static int one_pass(struct perfspy_session *s)
 /* Below this much data a thread reading in ahead is not started. */
 #define COPY_IN_MIN (8u << 20)
 
+/* Whether an event of the file samples user stack dumps (--call-graph
+ * dwarf). */
+static bool user_stacks(const struct perfspy_session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->rd.nr_evsels; i++)
+		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+			return true;
+	return false;
+}
+
 /*
  * The data section read into memory by the reader's thread ahead of the
  * pass (docs/design.md §6.32), as the conversion's copy_in option says:
@@ -1894,14 +1906,9 @@ static int one_pass(struct perfspy_session *s)
 static bool copy_start(struct perfspy_session *s)
 {
 	int how = OPTS_GET(s->copts, copy_in, PERFSPY_COPY_IN_AUTO);
-	bool stacks = false;
-	size_t i;
 
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
-			stacks = true;
 	if (!(how == PERFSPY_COPY_IN_ALWAYS ||
-	      (how == PERFSPY_COPY_IN_AUTO && stacks && online_cpus() > 1 &&
+	      (how == PERFSPY_COPY_IN_AUTO && user_stacks(s) && online_cpus() > 1 &&
 	       s->rd.data_end - s->rd.data_offset >= COPY_IN_MIN)) ||
 	    !rd_copy_in(&s->rd))
 		return false;
@@ -1927,10 +1934,9 @@ static int convert_copied(struct perfspy_session *s)
 {
 	int err;
 
-	if (!copy_start(s))
-		return one_pass(s);
+	copy_start(s);
 	err = one_pass(s);
-	copy_end(s);
+	copy_end(s); /* (nothing if it did not start) */
 	return err;
 }
 
@@ -2387,17 +2393,12 @@ static int builder_merge(struct perfspy_session *s, struct perfspy_session *b)
 
 static bool can_name_ahead(const struct perfspy_session *s, bool always)
 {
-	size_t i;
-
 	if (!can_split(s) ||
 	    (!always && s->rd.data_end - s->rd.data_offset < NAME_AHEAD_MIN))
 		return false;
 	/* Frame pointers only: user stack dumps are unwound, not named
 	 * from a callchain, and cost too much to read twice. */
-	for (i = 0; i < s->rd.nr_evsels; i++)
-		if (s->rd.evsels[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
-			return false;
-	return true;
+	return !user_stacks(s);
 }
 
 /* What the builder needs (§6.25): what the namer needs, and records that

@@ -320,7 +320,7 @@ static void rd_warm_stop(struct rd *rd);
 static const u8 *fill_view(struct rd *rd, u64 n, int *err);
 static void fill_follow(struct rd *rd);
 static void fill_rewind(struct rd *rd);
-static void fill_release(struct rd *rd, u64 off, long pg);
+static void fill_release(struct rd *rd, u64 off);
 static void warm_new_pass(struct rd *rd);
 static u64 rd_warm_at(const struct rd *rd);
 
@@ -460,7 +460,7 @@ void rd_release_before(struct rd *rd, u64 off)
 	if (rd->fill) {
 		/* Its owner releases, behind every reader (split_keep()). */
 		if (!rd->fill_borrowed)
-			fill_release(rd, off, pg);
+			fill_release(rd, off);
 		return;
 	}
 	if (rd->warm && rd->mem_is_map && pg > 0) {
@@ -941,8 +941,7 @@ struct rd_fill {
 	u64 begin, end; /* the data section */
 	u64 released;	/* the reader released below this */
 	u64 waits;	/* (atomic) the readers' waits for the thread */
-	u64 bytes;	/* read in, the thread's count added when it stops */
-	u64 run_bytes;	/* the thread's own count */
+	u64 bytes;	/* read in (the thread's, read after the join) */
 	u64 hp;		/* the huge page size */
 	u64 spare[FILL_SPARE]; /* released huge pages, by offset: a ring */
 	pthread_t th;
@@ -974,9 +973,10 @@ struct rd_fill {
  * 28% of a DWARF conversion's samples, more than the copying (13%), and
  * each one is memory the host may have to find anew. MREMAP_DONTUNMAP
  * leaves the old range mapped and empty, as a release would leave it:
- * moving it away and mapping it again left a hole for a moment, and
- * another thread's mmap() (a DSO, a big malloc()) could land there and be
- * mapped over (one -j 2 run in ten under load wrote other stacks). Where
+ * moving it away and mapping it again left a hole for a moment, where
+ * another thread's mmap() (a DSO, a big malloc()) could land and then be
+ * mapped over (that version wrote other stacks in 2 of about 50 -j 2
+ * runs under load; design §6.32: the cause is not proven). Where
  * the kernel has no MREMAP_DONTUNMAP, pages are released as before. The
  * page's old bytes are overwritten by the reads before ->filled passes
  * them, and nothing reads the released address (the release rule).
@@ -1004,7 +1004,7 @@ static void fill_recycle(struct rd_fill *f, u64 at)
 static void *fill_main(void *arg)
 {
 	struct rd_fill *f = arg;
-	u64 at = __atomic_load_n(&f->filled, __ATOMIC_RELAXED), bytes = 0;
+	u64 at = __atomic_load_n(&f->filled, __ATOMIC_RELAXED);
 	long nap = 20 * 1000;
 
 	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
@@ -1025,12 +1025,11 @@ static void *fill_main(void *arg)
 		}
 		nap = 20 * 1000;
 		/* Steps that end on FILL_STEP boundaries: page-aligned reads
-		 * after the first. */
+		 * after the first, and every huge page but the first entered
+		 * at its start. */
 		to = (at + FILL_STEP) & ~(u64)(FILL_STEP - 1);
 		if (to > limit)
 			to = limit;
-		/* Steps end on FILL_STEP boundaries, so every huge page
-		 * but the first is entered at its start. */
 		if (!(at & (f->hp - 1)) && f->end - at >= f->hp)
 			fill_recycle(f, at);
 		r = pread(f->fd, f->base + at, (size_t)(to - at), (off_t)at);
@@ -1042,10 +1041,9 @@ static void *fill_main(void *arg)
 			break;
 		}
 		at += (u64)r;
-		bytes += (u64)r;
+		f->bytes += (u64)r;
 		__atomic_store_n(&f->filled, at, __ATOMIC_RELEASE);
 	}
-	f->run_bytes = bytes; /* read after the join */
 	return NULL;
 }
 
@@ -1071,8 +1069,6 @@ static void fill_stop(struct rd_fill *f)
 	__atomic_store_n(&f->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(f->th, NULL);
 	f->running = false;
-	f->bytes += f->run_bytes;
-	f->run_bytes = 0;
 }
 
 bool rd_copy_in(struct rd *rd)
@@ -1167,9 +1163,7 @@ static int fill_error(struct rd *rd, s64 e, u64 at)
 	if (e == 1)
 		return rd_error(rd, -PERFSPY_E_TRUNCATED, at,
 				"the file ended early while being read (changed since it was opened?)");
-	log_msg(rd->log, LOG_ERROR, "%s: read error at offset %llu: %s", rd->name,
-		(unsigned long long)at, strerror((int)-e));
-	return (int)e;
+	return rd_error(rd, (int)e, at, strerror((int)-e));
 }
 
 /* Where the thread reads ahead of: the reader's position, or with readers
@@ -1257,12 +1251,12 @@ static void fill_rewind(struct rd *rd)
 
 /* Whole huge pages below @off go back (base is on a huge page boundary):
  * one that ends inside one would be split into 512 small ones first. */
-static void fill_release(struct rd *rd, u64 off, long pg)
+static void fill_release(struct rd *rd, u64 off)
 {
 	struct rd_fill *f = rd->fill;
-	u64 hp = pmd_map_size(), end;
+	u64 hp = f->hp, end;
 
-	if (off < f->released + RELEASE_STEP || pg <= 0 || hp < (u64)pg)
+	if (off < f->released + RELEASE_STEP)
 		return;
 	end = off & ~(hp - 1);
 	if (end > f->end)
@@ -1274,7 +1268,7 @@ static void fill_release(struct rd *rd, u64 off, long pg)
 	for (; f->released < end; f->released += hp) {
 		u64 t = f->spare_tail;
 
-		if (hp != f->hp || t - __atomic_load_n(&f->spare_head, __ATOMIC_ACQUIRE) >= FILL_SPARE)
+		if (t - __atomic_load_n(&f->spare_head, __ATOMIC_ACQUIRE) >= FILL_SPARE)
 			break;
 		f->spare[t % FILL_SPARE] = f->released;
 		__atomic_store_n(&f->spare_tail, t + 1, __ATOMIC_RELEASE);

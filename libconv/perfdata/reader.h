@@ -216,9 +216,9 @@ static inline size_t rd_evsel_idx(const struct rd *rd, const struct rd_evsel *ev
  * that memory, at their file offsets, and pages behind the reader go
  * back as before. For a mapped file of native byte order on a machine
  * with transparent huge pages; false (nothing changed) otherwise, or
- * when there is no memory or thread for it. Only the reader's own
- * records may be read in the data section while it runs: a session on
- * the same mapping (-j N, the namer, the builder) reads the mapping.
+ * when there is no memory or thread for it. A session on the same
+ * mapping reads the copy only when given it (rd_copy_share()); the
+ * namer's and the builder's read the mapping.
  */
 bool rd_copy_in(struct rd *rd);
 /*
