@@ -96,6 +96,7 @@ struct perfspy_session {
 	u64 cur_off;
 	u32 cur_dig;
 	u8 dg_state;
+	u64 dg_taken; /* digests taken (DG_OK), for copy_end()'s -v -v */
 	struct rd_digest dg;
 	u32 py_nomap_procs;
 	u64 py_nomap_samples;
@@ -409,9 +410,11 @@ static bool sample_digest(struct perfspy_session *s, const struct rec_sample *sm
 	 * recording's converting thread when asked for every sample). */
 	if (smp->callchain_nr < RD_DIGEST_MIN_NR)
 		return false;
-	if (s->dg_state == DG_UNASKED)
+	if (s->dg_state == DG_UNASKED) {
 		s->dg_state = rd_digest(&s->rd, s->cur_dig, s->cur_off, smp->callchain,
 					smp->callchain_nr, &s->dg) ? DG_OK : DG_NONE;
+		s->dg_taken += s->dg_state == DG_OK;
+	}
 	return s->dg_state == DG_OK;
 }
 
@@ -1896,45 +1899,52 @@ static bool user_stacks(const struct perfspy_session *s)
 
 /*
  * The data section read into memory by the reader's thread ahead of the
- * pass (docs/design.md §6.32), as the conversion's copy_in option says:
- * where the samples carry user stack dumps, which are read nearly whole,
- * and reading a page of the mapping for the first time costs more than
- * copying it (AUTO); or wherever the reader can (ALWAYS). Whether it
- * started. The sessions of -j N read the copy too (rd_copy_share()); the
- * builder and the namer read the mapping, so their passes do not start it.
+ * pass (docs/design.md §6.32), as the conversion's copy_in option says
+ * (ALWAYS: wherever the reader can). AUTO: where reading a page of the
+ * mapping for the first time costs more than copying it, that is where
+ * the samples carry user stack dumps, which are read nearly whole, and
+ * with @fp, the builder's pass (convert_behind()), where frame-pointer
+ * samples are read whole too and the copy's thread works out their
+ * digests as the mapping's warmer did (§6.33). Whether it started. The
+ * sessions of -j N read the copy too (rd_copy_share()), and the builder
+ * the records its messages point at; the namer reads the mapping.
  */
-static bool copy_start(struct perfspy_session *s)
+static bool copy_start(struct perfspy_session *s, bool fp)
 {
 	int how = OPTS_GET(s->copts, copy_in, PERFSPY_COPY_IN_AUTO);
 
 	if (!(how == PERFSPY_COPY_IN_ALWAYS ||
-	      (how == PERFSPY_COPY_IN_AUTO && user_stacks(s) && online_cpus() > 1 &&
+	      (how == PERFSPY_COPY_IN_AUTO && (fp || user_stacks(s)) && online_cpus() > 1 &&
 	       s->rd.data_end - s->rd.data_offset >= COPY_IN_MIN)) ||
 	    !rd_copy_in(&s->rd))
 		return false;
 	log_msg(&s->log, LOG_INFO, "%s: reading the data into memory on a second thread", s->path);
+	s->dg_taken = 0;
 	return true;
 }
 
 /* The copy's end, and its numbers for -v -v. */
 static void copy_end(struct perfspy_session *s)
 {
-	u64 bytes, waits, reused;
+	u64 bytes, waits, reused, digests;
 
 	if (!s->rd.fill)
 		return;
-	rd_copy_end(&s->rd, &bytes, &waits, &reused);
+	rd_copy_end(&s->rd, &bytes, &waits, &reused, &digests);
 	log_msg(&s->log, LOG_DEBUG, "%s: %llu bytes read in ahead, %llu waits for them", s->path,
 		(unsigned long long)bytes, (unsigned long long)waits);
 	log_msg(&s->log, LOG_DEBUG, "%s: %llu huge pages of the copy used again", s->path,
 		(unsigned long long)reused);
+	if (digests)
+		log_msg(&s->log, LOG_DEBUG, "%s: %llu sample digests worked out ahead, %llu taken",
+			s->path, (unsigned long long)digests, (unsigned long long)s->dg_taken);
 }
 
 static int convert_copied(struct perfspy_session *s)
 {
 	int err;
 
-	copy_start(s);
+	copy_start(s, false);
 	err = one_pass(s);
 	copy_end(s); /* (nothing if it did not start) */
 	return err;
@@ -2224,7 +2234,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 	}
 	/* Every session reads the copy; the main session releases it
 	 * behind the slowest (split_keep()), as it did the mapping. */
-	if (!err && copy_start(s))
+	if (!err && copy_start(s, false))
 		for (k = 1; k < n; k++)
 			rd_copy_share(&jobs[k].s->rd, &s->rd);
 	for (k = 1; !err && k < n; k++) {
@@ -2259,7 +2269,7 @@ static int convert_split(struct perfspy_session *s, u32 n)
 			pthread_join(jobs[k].th, NULL);
 	for (k = 1; k < n; k++)
 		if (jobs[k].s)
-			rd_copy_end(&jobs[k].s->rd, NULL, NULL, NULL);
+			rd_copy_end(&jobs[k].s->rd, NULL, NULL, NULL, NULL);
 	copy_end(s);
 	split_end(s);
 	s->keep_at = NULL;
@@ -2501,12 +2511,15 @@ static int convert_behind(struct perfspy_session *s, bool names)
 	s->feed = &f;
 	s->namer = nm;
 	s->namer_w = nm != NULL;
+	copy_start(s, true);
 	err = one_pass(s);
 	if (nm)
 		namer_finish(nm);
 	feed_publish(&f);
 	__atomic_store_n(&f.done, true, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
+	/* The builder read the records where they lie until here. */
+	copy_end(s);
 	s->namer = NULL;
 	s->namer_w = false;
 	s->feed = NULL;

@@ -360,7 +360,7 @@ int rd_open_fd(struct rd *rd, int fd, const struct rd_opts *opts)
 
 void rd_close(struct rd *rd)
 {
-	rd_copy_end(rd, NULL, NULL, NULL);
+	rd_copy_end(rd, NULL, NULL, NULL, NULL);
 	rd_warm_stop(rd);
 	if (rd->map_fd >= 0)
 		close(rd->map_fd);
@@ -612,6 +612,16 @@ struct dig_ent {
 
 #define DIG_BYTES ((size_t)DIG_SLOTS * sizeof(struct dig_ent))
 
+/* The digests of one writer (the warmer, or the copy's thread) and where
+ * they are read from. */
+struct dig_ring {
+	u64 cc_off;	     /* a sample's callchain lies there; 0: no digests */
+	struct dig_ent *ent; /* DIG_SLOTS of them */
+	size_t bytes;	     /* of the mapping ent lies at */
+	bool mapped;	     /* big_zalloc()'s word */
+	u64 tail;	     /* digests written (atomic) */
+};
+
 struct rd_warm {
 	pthread_t th;
 	const u8 *mem;
@@ -620,9 +630,7 @@ struct rd_warm {
 	u64 at;		/* where the warmer reads, published first (atomic) */
 	bool stop;	/* (atomic) */
 	u64 pg;
-	u64 dig_off;	    /* a sample's callchain lies there; 0: no digests */
-	struct dig_ent *dig; /* DIG_SLOTS of them, page-aligned (mapped) */
-	u64 dig_tail;	    /* digests written (atomic) */
+	struct dig_ring dig;
 	u64 pass;	    /* the reader's passes (rewinds), published (atomic) */
 };
 
@@ -660,19 +668,61 @@ static u64 dig_offset(const struct rd *rd)
 	return sizeof(struct perf_event_header) + 8 * (u64)__builtin_popcountll(t & fixed);
 }
 
+/*
+ * A ring for the digests of @rd's samples, when they have them
+ * (dig_offset()); false for none. One huge page where there are huge
+ * pages: its 1 MB on small ones was 256 first touches, about 3 ms here
+ * (a page of anonymous memory costs some 11 us the first time, a huge
+ * page 0.15 ms; docs/design.md §6.5). Else mapped, not calloc()'d: an
+ * anonymous mapping's pages are zero and untouched, so the writer pays
+ * their first touches on its own thread. The CLI raises M_MMAP_THRESHOLD
+ * to 32 MB (tools/heapwarm.c), and calloc() then cleared these 1 MB of
+ * the heap on the converting thread, 256 first touches of 4 KB at start
+ * (docs/design.md §6.29).
+ */
+static bool dig_ring_new(const struct rd *rd, struct dig_ring *r)
+{
+	size_t hp = thp_madvise_size();
+	void *m;
+
+	memset(r, 0, sizeof(*r));
+	if (!(r->cc_off = dig_offset(rd)))
+		return false;
+	if (hp >= DIG_BYTES && (r->ent = big_zalloc(hp, &r->mapped))) {
+		r->bytes = hp;
+		return true;
+	}
+	m = mmap(NULL, DIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		r->cc_off = 0;
+		return false;
+	}
+	r->ent = m;
+	r->bytes = DIG_BYTES;
+	r->mapped = true;
+	return true;
+}
+
+static void dig_ring_free(struct dig_ring *r)
+{
+	big_free(r->ent, r->bytes, r->mapped);
+	r->ent = NULL;
+	r->cc_off = 0;
+}
+
 /* The digest of the sample at @off (@h, its first @head bytes read). */
-static void dig_put(struct rd_warm *w, u64 off, const u8 *h, u64 head, u64 pass,
+static void dig_put(struct dig_ring *r, u64 off, const u8 *h, u64 head, u64 pass,
 		    u64 *tail)
 {
-	struct dig_ent *e = &w->dig[*tail & (DIG_SLOTS - 1)];
-	const u8 *cc = h + w->dig_off + 8;
+	struct dig_ent *e = &r->ent[*tail & (DIG_SLOTS - 1)];
+	const u8 *cc = h + r->cc_off + 8;
 	u64 nr, seq, h1, h2, last = 0;
 	bool user;
 
-	if (head < w->dig_off + 8)
+	if (head < r->cc_off + 8)
 		return;
-	nr = get_u64(h + w->dig_off);
-	if (nr < RD_DIGEST_MIN_NR || nr > (head - w->dig_off - 8) / 8)
+	nr = get_u64(h + r->cc_off);
+	if (nr < RD_DIGEST_MIN_NR || nr > (head - r->cc_off - 8) / 8)
 		return; /* short, or past what was read (or a bad record) */
 	rec_chain_hash(cc, nr, &h1, &h2);
 	user = rec_chain_last_user(cc, nr, hdr_misc(h) & PERF_RECORD_MISC_CPUMODE_MASK, &last);
@@ -688,22 +738,26 @@ static void dig_put(struct rd_warm *w, u64 off, const u8 *h, u64 head, u64 pass,
 	st_rel(&e->last, last);
 	st_rel(&e->user, user);
 	st_rel(&e->seq, seq + 2);
-	st_rel(&w->dig_tail, ++*tail);
+	st_rel(&r->tail, ++*tail);
 }
 
-/* The slot (+1) of the digest of the record at @off, 0 for none: the
- * warmer writes them in file order, the reader asks in file order, each
- * pass (rd_rewind()) of its own: digests of an earlier pass, which the
- * warmer may still write before it sees the rewind, are passed over. */
-static u32 dig_find(struct rd *rd, u64 off)
+/* The ring @rd's digests are read from (the copy's thread's or the
+ * warmer's), or NULL; and the memory the records are read in. */
+static const struct dig_ring *rd_ring(const struct rd *rd);
+static const u8 *rd_base(const struct rd *rd);
+
+/* The slot (+1) of the digest of the record at @off in @r, 0 for none:
+ * the writer writes them in file order, the reader asks in file order,
+ * each pass (rd_rewind()) of its own: digests of an earlier pass, which
+ * the warmer may still write before it sees the rewind, are passed over. */
+static u32 dig_find(struct rd *rd, const struct dig_ring *r, u64 off)
 {
-	struct rd_warm *w = rd->warm;
-	u64 t = ld_acq(&w->dig_tail), h = rd->dig_head;
+	u64 t = ld_acq(&r->tail), h = rd->dig_head;
 
 	if (t - h > DIG_SLOTS)
 		h = t - DIG_SLOTS; /* written over: those are gone */
 	for (; h < t; h++) {
-		const struct dig_ent *e = &w->dig[h & (DIG_SLOTS - 1)];
+		const struct dig_ent *e = &r->ent[h & (DIG_SLOTS - 1)];
 		u64 s1 = ld_acq(&e->seq), ep = ld_acq(&e->pass), eo = ld_acq(&e->off);
 		u64 s2 = ld_acq(&e->seq);
 
@@ -721,14 +775,14 @@ static u32 dig_find(struct rd *rd, u64 off)
 bool rd_digest(const struct rd *rd, u32 dig, u64 off, const u8 *cc, u64 nr,
 	       struct rd_digest *out)
 {
-	const struct rd_warm *w = rd->warm;
+	const struct dig_ring *r = rd_ring(rd);
 	const struct dig_ent *e;
 	u64 s1;
 
-	if (!dig || !w || !w->dig || dig > DIG_SLOTS ||
-	    off > rd->mem_len || cc != rd->mem + off + w->dig_off + 8)
+	if (!dig || !r || dig > DIG_SLOTS ||
+	    off > rd->mem_len || cc != rd_base(rd) + off + r->cc_off + 8)
 		return false;
-	e = &w->dig[dig - 1];
+	e = &r->ent[dig - 1];
 	s1 = ld_acq(&e->seq);
 	if ((s1 & 1) || ld_acq(&e->off) != off || ld_acq(&e->nr) != nr)
 		return false;
@@ -829,8 +883,8 @@ static void *warm_main(void *arg)
 			acc ^= warm_touch(w, cur, cur + head, &done);
 			if (head < size)
 				acc ^= warm_touch(w, cur + size - 1, cur + size, &done);
-			if (type == PERF_RECORD_SAMPLE && w->dig)
-				dig_put(w, cur, h, head, pass, &tail);
+			if (type == PERF_RECORD_SAMPLE && w->dig.ent)
+				dig_put(&w->dig, cur, h, head, pass, &tail);
 			trailing_payload(h, (u16)size, type, &extra);
 			if (extra > w->end - cur - size) {
 				cur = w->end;
@@ -863,22 +917,10 @@ static void rd_warm_start(struct rd *rd)
 	w->begin = w->pos = w->at = rd->pos;
 	w->end = rd->data_end < rd->mem_len ? rd->data_end : rd->mem_len;
 	w->pg = (u64)pg;
-	/* Mapped, not calloc()'d: an anonymous mapping's pages are zero
-	 * and untouched, so the warmer pays their first touches on its
-	 * own thread. The CLI raises M_MMAP_THRESHOLD to 32 MB (tools/
-	 * heapwarm.c), and calloc() then cleared these 1 MB of the heap
-	 * on the converting thread, 256 first touches of 4 KB at start
-	 * (docs/design.md §6.29). */
-	if ((w->dig_off = dig_offset(rd))) {
-		void *m = mmap(NULL, DIG_BYTES, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		w->dig = m == MAP_FAILED ? NULL : m;
-	}
+	dig_ring_new(rd, &w->dig);
 	rd->dig_head = rd->dig_pass = 0;
 	if (pthread_create(&w->th, NULL, warm_main, w)) {
-		if (w->dig)
-			munmap(w->dig, DIG_BYTES);
+		dig_ring_free(&w->dig);
 		free(w);
 		return;
 	}
@@ -896,8 +938,7 @@ static void rd_warm_stop(struct rd *rd)
 		return;
 	__atomic_store_n(&rd->warm->stop, true, __ATOMIC_RELAXED);
 	pthread_join(rd->warm->th, NULL);
-	if (rd->warm->dig)
-		munmap(rd->warm->dig, DIG_BYTES);
+	dig_ring_free(&rd->warm->dig);
 	free(rd->warm);
 	rd->warm = NULL;
 }
@@ -955,11 +996,28 @@ struct rd_fill {
 	u64 spare_head; /* (atomic) spare pages taken */
 	u64 recycled;	/* huge pages used again (read after the join) */
 	bool no_recycle; /* mremap() refused: release instead */
+	u64 lead;	/* how far ahead it reads: FILL_LEAD, or WARM_LEAD with digests */
+	struct dig_ring dig; /* the samples' digests, as the warmer's (cc_off 0: none) */
+	u64 walk;	/* the thread's digests: the next record's offset */
+	u64 dig_tail;	/* digests written (dig_put()'s count) */
+	u64 pass;	/* rd->dig_pass the thread runs in */
 	/* The reader's, read by the thread. */
 	__attribute__((aligned(64))) u64 want; /* its position, or what it waits for */
 	u64 stop;
 	u64 spare_tail; /* (atomic) spare pages put */
 };
+
+static const struct dig_ring *rd_ring(const struct rd *rd)
+{
+	if (rd->fill)
+		return rd->fill_borrowed || !rd->fill->dig.ent ? NULL : &rd->fill->dig;
+	return rd->warm && rd->warm->dig.ent ? &rd->warm->dig : NULL;
+}
+
+static const u8 *rd_base(const struct rd *rd)
+{
+	return rd->fill ? rd->fill->base : rd->mem;
+}
 
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
@@ -1001,6 +1059,38 @@ static void fill_recycle(struct rd_fill *f, u64 at)
 	madvise(from, f->hp, MADV_DONTNEED);
 }
 
+/*
+ * The digests of the samples read in whole below @to, from ->walk on: what
+ * the warmer works out on the mapping (dig_put()), here from the copy,
+ * while its bytes are in this CPU's cache, and before ->filled lets the
+ * reader read them (so dig_find() meets each one in time). A record the
+ * walk cannot make sense of ends it: the reader then works the digests
+ * out itself, as the output never depends on them.
+ */
+static void fill_digests(struct rd_fill *f, u64 to)
+{
+	while (f->walk < to && to - f->walk >= 8) {
+		const u8 *h = f->base + f->walk;
+		u64 size = get_u16(h + 6), extra;
+		u32 type = get_u32(h);
+
+		if (size < 8) {
+			f->walk = f->end;
+			return;
+		}
+		if (size > to - f->walk)
+			return; /* the rest after the next read */
+		if (type == PERF_RECORD_SAMPLE)
+			dig_put(&f->dig, f->walk, h, size, f->pass, &f->dig_tail);
+		trailing_payload(h, (u16)size, type, &extra);
+		if (extra > f->end - f->walk - size) {
+			f->walk = f->end;
+			return;
+		}
+		f->walk += size + extra;
+	}
+}
+
 static void *fill_main(void *arg)
 {
 	struct rd_fill *f = arg;
@@ -1011,7 +1101,7 @@ static void *fill_main(void *arg)
 		u64 want = __atomic_load_n(&f->want, __ATOMIC_RELAXED), limit, to;
 		ssize_t r;
 
-		limit = want > f->end || f->end - want <= FILL_LEAD ? f->end : want + FILL_LEAD;
+		limit = want > f->end || f->end - want <= f->lead ? f->end : want + f->lead;
 		if (at >= limit) {
 			struct timespec ts = { 0, nap };
 
@@ -1042,6 +1132,8 @@ static void *fill_main(void *arg)
 		}
 		at += (u64)r;
 		f->bytes += (u64)r;
+		if (f->dig.ent)
+			fill_digests(f, at);
 		__atomic_store_n(&f->filled, at, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -1056,6 +1148,11 @@ static bool fill_start(struct rd *rd)
 
 	__atomic_store_n(&f->filled, from, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->want, from, __ATOMIC_RELAXED);
+	/* The thread is not running: its digests start a pass of their
+	 * own, from the reader's record, after the ones written before. */
+	f->walk = from;
+	f->pass = ++rd->dig_pass;
+	rd->dig_head = f->dig_tail;
 	__atomic_store_n(&f->stop, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->err, 0, __ATOMIC_RELAXED);
 	f->running = !pthread_create(&f->th, NULL, fill_main, f);
@@ -1113,9 +1210,13 @@ bool rd_copy_in(struct rd *rd)
 	f->begin = rd->data_offset;
 	f->end = rd->data_end;
 	f->released = f->begin & ~(hp - 1); /* nothing below is read in */
+	/* Frame-pointer samples: the thread works out their digests, as the
+	 * warmer would, and stays no further ahead than the warmer does, so
+	 * the ring holds each digest until the session takes it. */
+	f->lead = dig_ring_new(rd, &f->dig) ? WARM_LEAD : FILL_LEAD;
 	rd->fill = f;
 	if (!fill_start(rd)) {
-		rd_copy_end(rd, NULL, NULL, NULL);
+		rd_copy_end(rd, NULL, NULL, NULL, NULL);
 		return false;
 	}
 	/* The mapping's warmer reads what nobody reads now. */
@@ -1133,7 +1234,7 @@ void rd_copy_share(struct rd *to, struct rd *from)
 	to->fill_borrowed = true;
 }
 
-void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused)
+void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused, u64 *digests)
 {
 	struct rd_fill *f = rd->fill;
 
@@ -1151,9 +1252,12 @@ void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused)
 		*waits = f ? __atomic_load_n(&f->waits, __ATOMIC_RELAXED) : 0;
 	if (reused)
 		*reused = f ? f->recycled : 0;
+	if (digests)
+		*digests = f ? f->dig_tail : 0;
 	if (!f)
 		return;
 	munmap(f->map, f->map_len);
+	dig_ring_free(&f->dig);
 	free(f);
 	rd->fill = NULL;
 }
@@ -1232,7 +1336,7 @@ static void fill_rewind(struct rd *rd)
 	/* A reader of another's copy reads the mapping from here on: the
 	 * copy behind the others is gone. */
 	if (rd->fill_borrowed) {
-		rd_copy_end(rd, NULL, NULL, NULL);
+		rd_copy_end(rd, NULL, NULL, NULL, NULL);
 		return;
 	}
 	fill_stop(f);
@@ -1246,7 +1350,7 @@ static void fill_rewind(struct rd *rd)
 		madvise(f->base + f->released, end - f->released, MADV_DONTNEED);
 	f->released = f->begin & ~(f->hp - 1);
 	if (!fill_start(rd))
-		rd_copy_end(rd, NULL, NULL, NULL); /* back to the mapping: nothing handed out */
+		rd_copy_end(rd, NULL, NULL, NULL, NULL); /* back to the mapping: nothing handed out */
 }
 
 /* Whole huge pages below @off go back (base is on a huge page boundary):
@@ -1485,6 +1589,7 @@ static int tracing_blob(struct rd *rd, u64 len)
 
 int rd_next(struct rd *rd, struct rd_rec *rec)
 {
+	const struct dig_ring *ring;
 	const struct perf_event_header *h;
 	const u8 *p;
 	u64 off, extra;
@@ -1562,8 +1667,8 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 		rec->hdr = (const void *)p;
 		rec->offset = off;
 		rec->volatile_ = rd->fd >= 0;
-		rec->dig = type == PERF_RECORD_SAMPLE && rd->warm && rd->warm->dig ?
-			dig_find(rd, off) : 0;
+		rec->dig = type == PERF_RECORD_SAMPLE && (ring = rd_ring(rd)) ?
+			dig_find(rd, ring, off) : 0;
 		rd_advance(rd, size);
 		if (extra) {
 			err = rd_skip(rd, extra);

@@ -232,9 +232,10 @@ bool rd_copy_in(struct rd *rd);
 void rd_copy_share(struct rd *to, struct rd *from);
 /* Back to reading the mapping: the thread stops, the memory goes, and
  * any record handed out while copying is gone with it. The bytes read
- * in, the readers' waits for them and the huge pages used again into
- * @bytes, @waits and @reused (each may be NULL). */
-void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused);
+ * in, the readers' waits for them, the huge pages used again and the
+ * sample digests worked out (§6.33) into @bytes, @waits, @reused and
+ * @digests (each may be NULL). */
+void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused, u64 *digests);
 /* Release pages of a file mapping below @off (keeps RSS bounded). */
 void rd_release_before(struct rd *rd, u64 off);
 

@@ -7,8 +7,11 @@
 # conversion without it (PERFSPY_COPY_IN=0), and the messages the same:
 # every perf.data of the shared corpus, forced on whatever its size (raw,
 # --threads, pprof), and CPython 3.12 -X perf recorded with --call-graph
-# dwarf, with filters and at -j 2 and 3 (every session reads the copy). Unasked, the DWARF recording is read in whole;
-# with PERFSPY_COPY_IN=0, or on one CPU (taskset -c 0), it is not.
+# dwarf, with filters and at -j 2 and 3 (every session reads the copy),
+# and a frame-pointer recording of deep stacks, whose callchain digests
+# the thread works out (§6.33). Unasked, both recordings are read in
+# whole; with PERFSPY_COPY_IN=0, or on one CPU (taskset -c 0), they are
+# not.
 . "$(dirname "$0")/lib.sh"
 
 need_perf
@@ -70,17 +73,56 @@ else
 	fail "python3.12 dwarf ($dsz bytes of data): unasked '$bytes' bytes (-j 2: '$bytes2', huge pages used again '${reused:-}'), with PERFSPY_COPY_IN=0 '$z', under taskset '$t'"
 fi
 
-# Frame pointers: the builder or the namer reads the mapping; nothing is
-# read in unasked, and forced on the output is the same.
+# Frame pointers, deep stacks (bench/workload.c's four threads, 8-55
+# frames): the builder's pass reads the file in too, and the thread works
+# out each sample's callchain digest as the mapping's warmer did (design
+# §6.33), which the converting session takes. Forced on and off the same
+# output; unasked, read in whole (4 s wrote about 20 MB here; 8 MB are
+# asked for) with nine digests in ten or more taken; not with
+# PERFSPY_COPY_IN=0 nor under taskset -c 0.
+wl=$E2E_BIN/workload
+mkdir -p "$E2E_BIN" || die "mkdir $E2E_BIN"
+if [ ! -x "$wl" ] || [ "$TOP/bench/workload.c" -nt "$wl" ]; then
+	${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
+		-D_GNU_SOURCE -Wall -o "$wl" "$TOP/bench/workload.c" ||
+		die "cannot build bench/workload.c"
+fi
+deep=$SCRATCH/deep.data
+"$PERF" record -q -F 4999 -g -o "$deep" -- "$wl" 4 >/dev/null 2>"$SCRATCH/deeprec.log" ||
+	die "perf record of the workload failed: $(tail -2 "$SCRATCH/deeprec.log")"
+forced_same "$deep" "deep stacks, frame pointers"
+FMTS="raw:" forced_same "$deep" "deep stacks, --comm bw-tree --no-kernel" --comm bw-tree --no-kernel
+dsz=$(data_size "$deep")
+read -r bytes waits <<<"$(forced_stats "$deep" "")"
+read -r digs taken <<<"$("$PERFSPY" convert -v -v -i "$deep" -o /dev/null 2>&1 |
+	sed -n 's/.*: \([0-9]*\) sample digests worked out ahead, \([0-9]*\) taken$/\1 \2/p' |
+	grep . || echo none)"
+z=$(forced_stats "$deep" 0)
+t=$(taskset -c 0 "$PERFSPY" convert -v -v -i "$deep" -o /dev/null 2>&1 | grep -c 'read in ahead')
+if [ "$dsz" -lt $((8 << 20)) ]; then
+	fail "deep stacks: $dsz bytes of data, under 8 MB: the default cannot be checked"
+elif [ "$bytes" = "$dsz" ] && [ "$digs" != none ] && [ "$digs" -gt 0 ] &&
+	[ $((taken * 10)) -ge $((digs * 9)) ] && [ "$z" = none ] && [ "$t" = 0 ]; then
+	pass "deep stacks, frame pointers ($dsz bytes of data): read in whole unasked ($waits waits), $digs digests worked out ahead, $taken taken; not with PERFSPY_COPY_IN=0 nor under taskset -c 0"
+else
+	fail "deep stacks, frame pointers ($dsz bytes of data): unasked '$bytes' bytes, digests '$digs' taken '${taken:-}', with PERFSPY_COPY_IN=0 '$z', under taskset '$t'"
+fi
+
+# Shallow frame-pointer stacks, under 8 MB: nothing read in unasked (the
+# reading session names ahead of the builder there), and forced on the
+# output is the same.
 build threads
 th=$SCRATCH/threads.data
 "$PERF" record -q -N -F 999 -g -o "$th" -- "$E2E_BIN/threads" 1 >/dev/null 2>"$SCRATCH/threc.log" ||
 	die "perf record of the threads workload failed: $(tail -2 "$SCRATCH/threc.log")"
 FMTS="raw:" forced_same "$th" "threads, frame pointers"
+tsz=$(data_size "$th")
 a=$(forced_stats "$th" "")
-if [ "$a" = none ]; then
-	pass "threads, frame pointers: nothing read in unasked"
+if [ "$tsz" -ge $((8 << 20)) ]; then
+	fail "threads: $tsz bytes of data, 8 MB or more: nothing to check"
+elif [ "$a" = none ]; then
+	pass "threads, frame pointers ($tsz bytes of data): nothing read in unasked"
 else
-	fail "threads, frame pointers: read in unasked ($a)"
+	fail "threads, frame pointers ($tsz bytes of data): read in unasked ($a)"
 fi
 finish

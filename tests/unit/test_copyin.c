@@ -88,7 +88,7 @@ static int read_file(const char *path, bool copy, size_t half, struct run *s,
 	/* Copying stays on across rewinds. */
 	if (*copied) {
 		T(rd.fill != NULL);
-		rd_copy_end(&rd, NULL, NULL, &s->reused);
+		rd_copy_end(&rd, NULL, NULL, &s->reused, NULL);
 	}
 	rd_close(&rd);
 	return err < 0 ? err : 0;
@@ -292,7 +292,7 @@ static void test_shared(void)
 		T(!memcmp(plain.rec.off, b.off, b.nr * sizeof(*b.off)));
 		T(!memcmp(plain.rec.sum, b.sum, b.nr * sizeof(*b.sum)));
 	}
-	rd_copy_end(&rb, NULL, NULL, NULL);
+	rd_copy_end(&rb, NULL, NULL, NULL, NULL);
 	T(rb.fill == NULL && ra.fill != NULL);
 	rd_close(&rb);
 	rd_close(&ra);

@@ -406,7 +406,9 @@ static void check_digests(struct rd *rd, unsigned *digested, unsigned *samples)
 	T_EQ_INT(r, 0);
 }
 
-static void test_digest(void)
+/* @copy: the copy's thread works the digests out (rd_copy_in(), design
+ * §6.32), not the warmer. */
+static void test_digest(bool copy)
 {
 	const uint64_t K = (uint64_t)-128, U = (uint64_t)-512;
 	char path[] = "/tmp/perfspy-test-dig.XXXXXX";
@@ -458,26 +460,33 @@ static void test_digest(void)
 	if (err)
 		return;
 	T(rd.warm != NULL);
+	if (copy) {
+		T(rd_copy_in(&rd));
+		T(rd.fill != NULL && rd.warm == NULL);
+	}
 	for (pass = 0; pass < 2; pass++) {
 		unsigned before = digested;
 
 		/* Time for the warmer to walk its lead (the whole file). */
 		nanosleep(&nap, NULL);
 		check_digests(&rd, &digested, &samples);
-		fprintf(stderr, "digest: pass %u: %u of 5000 samples digested ahead\n", pass,
-			digested - before);
+		fprintf(stderr, "digest%s: pass %u: %u of 5000 samples digested ahead\n",
+			copy ? " (copy)" : "", pass, digested - before);
 		T(digested > before);
 		if (!pass)
 			T_EQ_INT(rd_rewind(&rd), 0);
 	}
 	T_EQ_INT(samples, 10000);
+	if (copy)
+		rd_copy_end(&rd, NULL, NULL, NULL, NULL);
 	rd_close(&rd);
 }
 
 int main(void)
 {
 	test_lag();
-	test_digest();
+	test_digest(false);
+	test_digest(true);
 	test_built();
 	test_corpus();
 	TEST_MAIN_END();
