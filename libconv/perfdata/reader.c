@@ -1590,6 +1590,32 @@ static int tracing_blob(struct rd *rd, u64 len)
 	return 0;
 }
 
+/*
+ * Reading the copy, the next 4 KB are asked into the cache ahead of the
+ * reader (docs/design.md §6.33): the copy's thread wrote them on the
+ * other CPU a moment ago, and the load of each record's header was 3.2%
+ * of the deep-stack file's samples, nearly all of rd_next(); with the
+ * prefetch 1.3%. Only below ->filled (the thread's, a relaxed read: a
+ * prefetch of a line not yet written costs a miss, nothing else).
+ */
+#define RD_PREFETCH (4u << 10)
+
+static inline void rd_prefetch(struct rd *rd)
+{
+	u64 to = rd->pos + RD_PREFETCH, at = rd->prefetched, filled;
+
+	if (!rd->fill)
+		return;
+	filled = __atomic_load_n(&rd->fill->filled, __ATOMIC_RELAXED);
+	if (to > filled)
+		to = filled;
+	if (at < rd->pos || at > rd->pos + 2 * RD_PREFETCH)
+		at = rd->pos & ~(u64)63;
+	for (; at < to; at += 64)
+		__builtin_prefetch(rd->fill->base + at);
+	rd->prefetched = at;
+}
+
 int rd_next(struct rd *rd, struct rd_rec *rec)
 {
 	const struct dig_ring *ring;
@@ -1605,6 +1631,7 @@ int rd_next(struct rd *rd, struct rd_rec *rec)
 		if (err)
 			return err;
 		off = rd->pos;
+		rd_prefetch(rd);
 		p = rd_peek(rd, sizeof(*h), &err);
 		if (!p) {
 			if (err)

@@ -133,6 +133,7 @@ struct rd {
 	u64 advised;  /* mapping released up to here */
 	u64 redo_lo, redo_hi; /* to release again once the warmer left it */
 	u64 populated; /* mapping populated up to here (populate_ahead) */
+	u64 prefetched; /* the copy's cache lines asked for up to here */
 	u64 warm_min;  /* rd_opts.warm_min */
 	struct rd_warm *warm; /* the warming thread, or NULL */
 	struct rd_fill *fill; /* the data read into memory ahead (rd_copy_in), or NULL */
