@@ -1882,8 +1882,14 @@ static int one_pass(struct perfspy_session *s)
 	return err ? err : pass_run(s);
 }
 
-/* Below this much data a thread reading in ahead is not started. */
+/* Below this much data a thread reading in ahead is not started; for
+ * frame-pointer files, below COPY_IN_FP_MIN. Their pages are used again
+ * once the builder is SPLIT_AHEAD behind: on a smaller file most of the
+ * copy is fresh memory, dearer here than reading the mapping when the
+ * host must find it anew (design §6.33: the build profile's 11 MB, 2 of
+ * 6 huge pages used again). */
 #define COPY_IN_MIN (8u << 20)
+#define COPY_IN_FP_MIN (2 * SPLIT_AHEAD)
 
 /* Whether an event of the file samples user stack dumps (--call-graph
  * dwarf). */
@@ -1903,9 +1909,10 @@ static bool user_stacks(const struct perfspy_session *s)
  * (ALWAYS: wherever the reader can). AUTO: where reading a page of the
  * mapping for the first time costs more than copying it, that is where
  * the samples carry user stack dumps, which are read nearly whole, and
- * with @fp, the builder's pass (convert_behind()), where frame-pointer
- * samples are read whole too and the copy's thread works out their
- * digests as the mapping's warmer did (§6.33). Whether it started. The
+ * with @fp, the builder's pass (convert_behind()) of COPY_IN_FP_MIN of
+ * data or more, where frame-pointer samples are read whole too and the
+ * copy's thread works out their digests as the mapping's warmer did
+ * (§6.33). Whether it started. The
  * sessions of -j N read the copy too (rd_copy_share()), and the builder
  * the records its messages point at; the namer reads the mapping.
  */
@@ -1913,9 +1920,11 @@ static bool copy_start(struct perfspy_session *s, bool fp)
 {
 	int how = OPTS_GET(s->copts, copy_in, PERFSPY_COPY_IN_AUTO);
 
+	u64 data = s->rd.data_end - s->rd.data_offset;
+
 	if (!(how == PERFSPY_COPY_IN_ALWAYS ||
-	      (how == PERFSPY_COPY_IN_AUTO && (fp || user_stacks(s)) && online_cpus() > 1 &&
-	       s->rd.data_end - s->rd.data_offset >= COPY_IN_MIN)) ||
+	      (how == PERFSPY_COPY_IN_AUTO && online_cpus() > 1 &&
+	       ((user_stacks(s) && data >= COPY_IN_MIN) || (fp && data >= COPY_IN_FP_MIN)))) ||
 	    !rd_copy_in(&s->rd))
 		return false;
 	log_msg(&s->log, LOG_INFO, "%s: reading the data into memory on a second thread", s->path);

@@ -21,7 +21,7 @@ scratch
 
 FORCE_VAR=PERFSPY_BUILD_BEHIND
 # Forced off, the namer may run instead; forced on, it does not. The
-# builder's pass reads 8 MB or more into memory first (design §6.33),
+# builder's pass reads 32 MB or more into memory first (design §6.33),
 # which one pass does only for DWARF files: said as one more line.
 FORCE_OFF_SAYS='naming frames ahead'
 FORCE_ON_SAYS='building stacks on a second thread\|reading the data into memory on a second thread'
