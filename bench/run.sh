@@ -234,12 +234,28 @@ declare -A LABEL=(
 # In rounds, each tool once a round: this project's machines are shared VMs
 # whose speed drifts by a third within the hour, and timing each tool's
 # runs in a block of their own let that drift into the ratios (issue 16).
+# Each round takes the tools in an order of its own (shuffled, the same
+# every bench: RANDOM seeded), so no tool always runs right after the same
+# ones: here the run that follows perf report's exit (and cat) often pays
+# the host for its fresh memory. In the fixed order that was always
+# perfspy's default run; the same binary in three places of such rounds,
+# 11 each: medians 127, 100 and 99 ms on the deep-stack file, 7 of 11 runs
+# slow in the first place (docs/design.md §6.33). Turning the order round
+# kept it there, since the tools still followed each other in one cycle.
 for t in "${tools[@]}"; do
 	echo "bench: ${LABEL[$t]} x $runs"
 done
+RANDOM=16
 for ((i = 1; i <= runs; i++)); do
 	echo "bench: round $i of $runs..."
-	for t in "${tools[@]}"; do
+	order=("${tools[@]}")
+	for ((k = ${#order[@]} - 1; k > 0; k--)); do
+		j=$((RANDOM % (k + 1)))
+		t=${order[k]}
+		order[k]=${order[j]}
+		order[j]=$t
+	done
+	for t in "${order[@]}"; do
 		measure "$t" "$i"
 	done
 done
