@@ -932,15 +932,27 @@ static u64 rd_warm_at(const struct rd *rd)
 	return __atomic_load_n(&rd->warm->at, __ATOMIC_RELAXED);
 }
 
-static void rd_warm_stop(struct rd *rd)
+/* The warmer stops; its digest ring into @keep (its tail into *@tail)
+ * when both are given and it has one, else freed. */
+static void rd_warm_end(struct rd *rd, struct dig_ring *keep, u64 *tail)
 {
 	if (!rd->warm)
 		return;
 	__atomic_store_n(&rd->warm->stop, true, __ATOMIC_RELAXED);
 	pthread_join(rd->warm->th, NULL);
-	dig_ring_free(&rd->warm->dig);
+	if (keep && rd->warm->dig.ent) {
+		*keep = rd->warm->dig;
+		*tail = __atomic_load_n(&rd->warm->dig.tail, __ATOMIC_RELAXED);
+	} else {
+		dig_ring_free(&rd->warm->dig);
+	}
 	free(rd->warm);
 	rd->warm = NULL;
+}
+
+static void rd_warm_stop(struct rd *rd)
+{
+	rd_warm_end(rd, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ copy-in */
@@ -1000,6 +1012,7 @@ struct rd_fill {
 	struct dig_ring dig; /* the samples' digests, as the warmer's (cc_off 0: none) */
 	u64 walk;	/* the thread's digests: the next record's offset */
 	u64 dig_tail;	/* digests written (dig_put()'s count) */
+	u64 dig_from;	/* dig_tail when the thread took the warmer's ring */
 	u64 pass;	/* rd->dig_pass the thread runs in */
 	/* The reader's, read by the thread. */
 	__attribute__((aligned(64))) u64 want; /* its position, or what it waits for */
@@ -1214,17 +1227,21 @@ bool rd_copy_in(struct rd *rd)
 	f->begin = rd->data_offset;
 	f->end = rd->data_end;
 	f->released = f->begin & ~(hp - 1); /* nothing below is read in */
-	/* Frame-pointer samples: the thread works out their digests, as the
-	 * warmer would, and stays no further ahead than the warmer does, so
-	 * the ring holds each digest until the session takes it. */
-	f->lead = dig_ring_new(rd, &f->dig) ? WARM_LEAD : FILL_LEAD;
+	/* The mapping's warmer reads what nobody reads now. Its digest ring
+	 * goes to the thread, whose digests follow the warmer's: a ring of
+	 * its own would be one more fresh huge page, 2-4 ms each when the
+	 * host must find it anew (§6.33). Frame-pointer samples: the thread
+	 * works out their digests, as the warmer did, and stays no further
+	 * ahead than the warmer does, so the ring holds each digest until
+	 * the session takes it. */
+	rd_warm_end(rd, &f->dig, &f->dig_tail);
+	f->dig_from = f->dig_tail;
+	f->lead = f->dig.ent || dig_ring_new(rd, &f->dig) ? WARM_LEAD : FILL_LEAD;
 	rd->fill = f;
 	if (!fill_start(rd)) {
 		rd_copy_end(rd, NULL, NULL, NULL, NULL);
 		return false;
 	}
-	/* The mapping's warmer reads what nobody reads now. */
-	rd_warm_stop(rd);
 	return true;
 }
 
@@ -1257,7 +1274,7 @@ void rd_copy_end(struct rd *rd, u64 *bytes, u64 *waits, u64 *reused, u64 *digest
 	if (reused)
 		*reused = f ? f->recycled : 0;
 	if (digests)
-		*digests = f ? f->dig_tail : 0;
+		*digests = f ? f->dig_tail - f->dig_from : 0;
 	if (!f)
 		return;
 	munmap(f->map, f->map_len);
