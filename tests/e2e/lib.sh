@@ -137,6 +137,18 @@ build() {
 	fi
 }
 
+# build_bench_workload: bench/workload.c (four threads under 8-55 frames,
+# deep frame-pointer stacks) built into $E2E_BIN/workload unless it is
+# there and newer than its source.
+build_bench_workload() {
+	mkdir -p "$E2E_BIN" || die "mkdir $E2E_BIN"
+	if [ ! -x "$E2E_BIN/workload" ] || [ "$TOP/bench/workload.c" -nt "$E2E_BIN/workload" ]; then
+		${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
+			-D_GNU_SOURCE -Wall -o "$E2E_BIN/workload" "$TOP/bench/workload.c" ||
+			die "cannot build bench/workload.c"
+	fi
+}
+
 # record NAME MODE [ARGS...]: record $E2E_BIN/NAME ARGS with perf into
 # $E2E_DATA/NAME-MODE.data unless this suite run has recorded it already.
 # MODE: fp = -g, dwarf = --call-graph dwarf, sys = -a -g for 1.5 s while

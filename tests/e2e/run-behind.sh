@@ -70,13 +70,8 @@ PERFSPY_NAME_AHEAD=0 forced_corpus "the builder naming its own frames"
 
 # Deep stacks: bench/workload.c's four threads run each unit of work below
 # 8-55 frames.
+build_bench_workload
 wl=$E2E_BIN/workload
-mkdir -p "$E2E_BIN" || die "mkdir $E2E_BIN"
-if [ ! -x "$wl" ] || [ "$TOP/bench/workload.c" -nt "$wl" ]; then
-	${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
-		-D_GNU_SOURCE -Wall -o "$wl" "$TOP/bench/workload.c" ||
-		die "cannot build bench/workload.c"
-fi
 deep=$SCRATCH/deep.data
 "$PERF" record -q -F 4999 -g -o "$deep" -- "$wl" 2 >/dev/null 2>"$SCRATCH/deeprec.log" ||
 	die "perf record of the workload failed: $(tail -2 "$SCRATCH/deeprec.log")"

@@ -80,13 +80,8 @@ fi
 # output; unasked, read in whole (10 s wrote about 50 MB here; 32 MB are
 # asked for) with nine digests in ten or more taken; not with
 # PERFSPY_COPY_IN=0 nor under taskset -c 0.
+build_bench_workload
 wl=$E2E_BIN/workload
-mkdir -p "$E2E_BIN" || die "mkdir $E2E_BIN"
-if [ ! -x "$wl" ] || [ "$TOP/bench/workload.c" -nt "$wl" ]; then
-	${CC:-cc} -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -pthread \
-		-D_GNU_SOURCE -Wall -o "$wl" "$TOP/bench/workload.c" ||
-		die "cannot build bench/workload.c"
-fi
 deep=$SCRATCH/deep.data
 "$PERF" record -q -F 4999 -g -o "$deep" -- "$wl" 10 >/dev/null 2>"$SCRATCH/deeprec.log" ||
 	die "perf record of the workload failed: $(tail -2 "$SCRATCH/deeprec.log")"
