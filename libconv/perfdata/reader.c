@@ -558,6 +558,23 @@ static void trailing_payload(const u8 *p, u16 size, u32 type, u64 *extra)
 		*extra = get_u64(p + 8);
 }
 
+/* One step of a walk ahead of the reader (the warmer's, the copy's): the
+ * bytes from the record at @h to the next one, its trailing payload
+ * included, or 0 where the walk cannot go on (a size below the header's,
+ * or a record or payload past @left, the bytes to the file's end). Such
+ * a record is the reader's to judge (rd_next()); a walk only stops. */
+static u64 walk_step(const u8 *h, u64 left)
+{
+	u64 size = get_u16(h + 6), extra;
+
+	if (size < 8 || size > left)
+		return 0;
+	trailing_payload(h, (u16)size, get_u32(h), &extra);
+	if (extra > left - size)
+		return 0;
+	return size + extra;
+}
+
 /* ------------------------------------------------------------ warming */
 
 /*
@@ -870,10 +887,10 @@ static void *warm_main(void *arg)
 		}
 		while (cur < limit && w->end - cur >= 8) {
 			const u8 *h = w->mem + cur;
-			u64 size = get_u16(h + 6), extra = 0, head;
+			u64 size = get_u16(h + 6), step = walk_step(h, w->end - cur), head;
 			u32 type = get_u32(h);
 
-			if (size < 8 || size > w->end - cur) {
+			if (!step) {
 				cur = w->end; /* lost: wait for the reader */
 				break;
 			}
@@ -885,12 +902,7 @@ static void *warm_main(void *arg)
 				acc ^= warm_touch(w, cur + size - 1, cur + size, &done);
 			if (type == PERF_RECORD_SAMPLE && w->dig.ent)
 				dig_put(&w->dig, cur, h, head, pass, &tail);
-			trailing_payload(h, (u16)size, type, &extra);
-			if (extra > w->end - cur - size) {
-				cur = w->end;
-				break;
-			}
-			cur += size + extra;
+			cur += step;
 		}
 		__atomic_store_n(&w->at, cur, __ATOMIC_RELAXED);
 	}
@@ -1084,23 +1096,18 @@ static void fill_digests(struct rd_fill *f, u64 to)
 {
 	while (f->walk < to && to - f->walk >= 8) {
 		const u8 *h = f->base + f->walk;
-		u64 size = get_u16(h + 6), extra;
-		u32 type = get_u32(h);
+		u64 size = get_u16(h + 6), step;
 
-		if (size < 8) {
-			f->walk = f->end;
-			return;
-		}
-		if (size > to - f->walk)
+		if (size >= 8 && size > to - f->walk)
 			return; /* the rest after the next read */
-		if (type == PERF_RECORD_SAMPLE)
-			dig_put(&f->dig, f->walk, h, size, f->pass, &f->dig_tail);
-		trailing_payload(h, (u16)size, type, &extra);
-		if (extra > f->end - f->walk - size) {
+		step = walk_step(h, f->end - f->walk);
+		if (!step) {
 			f->walk = f->end;
 			return;
 		}
-		f->walk += size + extra;
+		if (get_u32(h) == PERF_RECORD_SAMPLE)
+			dig_put(&f->dig, f->walk, h, size, f->pass, &f->dig_tail);
+		f->walk += step;
 	}
 }
 
