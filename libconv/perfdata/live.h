@@ -61,7 +61,9 @@ int live_put_round(struct live_buf *b);
  * /proc/PID/task, FORK for each thread but the leader, and MMAP2 per
  * executable or readable mapping of @maps_text (the text of
  * /proc/PID/maps; data ones marked PERF_RECORD_MISC_MMAP_DATA, anonymous
- * ones named "//anon"). @id_size is the sample_id trailer size the attr
+ * ones named "//anon"; a regular ELF file's with its build id,
+ * PERF_RECORD_MISC_MMAP_BUILD_ID, as live_map_build_id() reads it for
+ * @pid). @id_size is the sample_id trailer size the attr
  * implies (live_id_size), filled with pid/tid and time 0.
  * Returns 0 or -ENOMEM.
  */
@@ -97,6 +99,21 @@ u32 live_id_size(u64 sample_type);
 /* The whole of a small /proc file, NUL-terminated; NULL if unreadable.
  * The caller frees it. */
 char *live_read_text(const char *path, size_t *len);
+
+/* The longest build id a MMAP2 record holds (perf_event.h). */
+#define LIVE_BUILD_ID_MAX 20
+
+/*
+ * The GNU build id of the file a /proc/PID/maps line of @pid names
+ * (@start-@end, @path, device @maj:@min, inode @ino), as perf's
+ * --buildid-mmap synthesis reads it (synthetic-events.c
+ * perf_record_mmap2__read_build_id): through /proc/PID/map_files, else by
+ * name under /proc/PID/root, else by name. Only a regular ELF file whose
+ * device and inode are the mapping's counts. Its size (at most
+ * LIVE_BUILD_ID_MAX), or 0 when there is none to be had.
+ */
+size_t live_map_build_id(pid_t pid, u64 start, u64 end, const char *path,
+			 u32 maj, u32 min, u64 ino, u8 out[LIVE_BUILD_ID_MAX]);
 
 /* Thread ids of @pid, sorted ascending (freed by the caller); -ESRCH if
  * the process is gone, -ENOMEM. */

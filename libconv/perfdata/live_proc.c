@@ -10,9 +10,14 @@
 #include "live.h"
 
 #include <dirent.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libelf.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 char *live_read_text(const char *path, size_t *len)
@@ -269,4 +274,71 @@ int live_release_child(int *go_fd, int errfd)
 		n = read(errfd, &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t)sizeof(e) ? -e : 0;
+}
+
+/* The build id of the regular file @path if it is the mapped one (the
+ * device and inode of its maps line), else 0. */
+static size_t file_build_id(const char *path, u32 maj, u32 min, u64 ino,
+			    u8 out[LIVE_BUILD_ID_MAX])
+{
+	struct stat st;
+	const void *id;
+	ssize_t n = 0;
+	Elf *elf;
+	char magic[4];
+	int fd;
+
+	/* stat() first: a maps line may name a device (a GPU's /dev/nvidia0
+	 * is mapped by every CUDA process), which is never opened. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (u64)st.st_ino != ino ||
+	    major(st.st_dev) != maj || minor(st.st_dev) != min ||
+	    pread(fd, magic, 4, 0) != 4 || memcmp(magic, ELFMAG, SELFMAG)) {
+		close(fd);
+		return 0;
+	}
+	/* libelf reads the note from the program headers (PT_NOTE) or the
+	 * section headers, whichever the file has. */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		n = dwelf_elf_gnu_build_id(elf, &id);
+		if (n > 0 && n <= LIVE_BUILD_ID_MAX)
+			memcpy(out, id, (size_t)n);
+		else
+			n = 0;
+		elf_end(elf);
+	}
+	close(fd);
+	return (size_t)n;
+}
+
+size_t live_map_build_id(pid_t pid, u64 start, u64 end, const char *path,
+			 u32 maj, u32 min, u64 ino, u8 out[LIVE_BUILD_ID_MAX])
+{
+	char p[4096 + 64];
+	size_t n = 0, len = strlen(path);
+
+	if (path[0] != '/' || !ino)
+		return 0;
+	/* The mapped file itself, whatever became of its name (deleted,
+	 * replaced by an upgrade): opening it takes CAP_CHECKPOINT_RESTORE
+	 * or CAP_SYS_ADMIN (fs/proc/base.c proc_map_files_get_link). */
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	n = file_build_id(p, maj, min, ino, out);
+	/* Else by name, as the process sees it (its mount namespace, a
+	 * container's root), then as we do; the inode check above keeps a
+	 * file replaced since it was mapped from lending its id. */
+	if (!n && len < 4096) {
+		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+		n = file_build_id(p, maj, min, ino, out);
+	}
+	if (!n)
+		n = file_build_id(path, maj, min, ino, out);
+	return n;
 }

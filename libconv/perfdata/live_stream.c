@@ -164,22 +164,45 @@ int live_put_kernel_mmap(struct live_buf *b, u64 text, u64 etext, u32 id_size)
 		       sizeof(body), "[kernel.kallsyms]_text", id_size, (u32)-1, 0);
 }
 
+/* The last file's build id: a file's segments are consecutive lines. */
+struct bid_memo {
+	u32 maj, min;
+	u64 ino;
+	size_t size;
+	u8 id[LIVE_BUILD_ID_MAX];
+	bool valid;
+};
+
 /* One /proc/PID/maps line (fs/proc/task_mmu.c show_map_vma):
  * "start-end perms offset maj:min inode   path". */
 static int put_map_line(struct live_buf *b, pid_t pid, const char *line,
-			u32 id_size)
+			u32 id_size, struct bid_memo *memo)
 {
+	/* perf_event.h's MMAP2 body: after pgoff a union of {maj, min, ino,
+	 * ino_generation} and, with PERF_RECORD_MISC_MMAP_BUILD_ID, {u8
+	 * build_id_size; u8, u16 reserved; u8 build_id[20]}: 24 bytes both
+	 * (docs/perf-data-format.md, MMAP2). */
 	struct {
 		u32 pid, tid;
 		u64 start, len, pgoff;
-		u32 maj, min;
-		u64 ino, ino_generation;
+		union {
+			struct {
+				u32 maj, min;
+				u64 ino, ino_generation;
+			} dev;
+			struct {
+				u8 size, res1;
+				u16 res2;
+				u8 id[LIVE_BUILD_ID_MAX];
+			} bid;
+		} u;
 		u32 prot, flags;
 	} body = { (u32)pid, (u32)pid };
 	unsigned long long start, end, off, ino;
 	unsigned maj, min;
 	char perms[8];
 	int pos = 0;
+	u16 misc;
 	const char *name;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
@@ -195,20 +218,45 @@ static int put_map_line(struct live_buf *b, pid_t pid, const char *line,
 	body.start = start;
 	body.len = end - start;
 	body.pgoff = off;
-	body.maj = maj;
-	body.min = min;
-	body.ino = ino;
 	body.prot = (perms[0] == 'r' ? PROT_READ : 0) |
 		    (perms[1] == 'w' ? PROT_WRITE : 0) |
 		    (perms[2] == 'x' ? PROT_EXEC : 0);
 	body.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	misc = PERF_RECORD_MISC_USER |
+	       (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA);
+	/* The file's build id in place of its device and inode, as the
+	 * kernel's own records carry it (attr.build_id) and perf record
+	 * --buildid-mmap synthesizes it: a saved recording then names the
+	 * exact build of every library mapped before it started, for the
+	 * build-id cache and debuginfod, and a file replaced since is not
+	 * taken for it. Without one (no file, not ELF, not the mapped
+	 * file), device and inode as perf writes them. */
+	if (name[0] == '/' && ino) {
+		if (!memo->valid || memo->maj != maj || memo->min != min ||
+		    memo->ino != ino) {
+			memo->size = live_map_build_id(pid, start, end, name, maj,
+						       min, ino, memo->id);
+			memo->maj = maj;
+			memo->min = min;
+			memo->ino = ino;
+			memo->valid = true;
+		}
+	}
+	if (name[0] == '/' && ino && memo->size) {
+		body.u.bid.size = (u8)memo->size;
+		memcpy(body.u.bid.id, memo->id, memo->size);
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	} else {
+		body.u.dev.maj = maj;
+		body.u.dev.min = min;
+		body.u.dev.ino = ino;
+	}
 	/* perf names anonymous executable memory "//anon" (util/map.c
 	 * anon_map names), as the kernel's own MMAP2 records do. */
 	if (!*name)
 		name = "//anon";
-	return put_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER |
-		       (perms[2] == 'x' ? 0 : PERF_RECORD_MISC_MMAP_DATA), &body,
-		       sizeof(body), name, id_size, (u32)pid, (u32)pid);
+	return put_rec(b, PERF_RECORD_MMAP2, misc, &body, sizeof(body), name,
+		       id_size, (u32)pid, (u32)pid);
 }
 
 int live_put_maps(struct live_buf *b, pid_t pid, const char *text, size_t len,
@@ -216,6 +264,7 @@ int live_put_maps(struct live_buf *b, pid_t pid, const char *text, size_t len,
 {
 	const char *p = text, *end = text + len, *nl;
 	char line[4096 + 256];
+	struct bid_memo memo = { 0 };
 	int err;
 
 	while (p < end) {
@@ -226,7 +275,7 @@ int live_put_maps(struct live_buf *b, pid_t pid, const char *text, size_t len,
 		if (n < sizeof(line)) {
 			memcpy(line, p, n);
 			line[n] = '\0';
-			err = put_map_line(b, pid, line, id_size);
+			err = put_map_line(b, pid, line, id_size, &memo);
 			if (err)
 				return err;
 		}

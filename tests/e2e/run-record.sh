@@ -10,6 +10,10 @@
 #              "writes a perf map" on stderr; --pid of one started without:
 #              native frames only (the C function under PyCFuncPtr_call, no
 #              workload.py frame) and the note with its three fixes
+#   build ids  the files mapped before --pid carry their build ids (perf
+#              script reads them; readelf's); a library replaced after it
+#              was loaded carries the mapped build's, and the new file is
+#              not used for its frames
 #   -s         the forked child's chain is there with -s, absent without
 #   Ctrl-C     SIGINT mid-recording: exit 0, output complete and valid, the
 #              launched command ended
@@ -184,6 +188,61 @@ if attach attach-noperf; then
 		! grep -q "stale\.py" "$f" &&
 		pass "attach-noperf: an earlier process's perf map under its pid is named as such and not used" ||
 		fail "attach-noperf: stale map: $(cat "$e")"
+fi
+
+say "== attach: the build ids of the files mapped before it; a replaced library's is the mapped one's"
+# libre.so is libwork.c linked with a build id of this run's own, so no
+# build-id cache holds it; once the workload has loaded it, another build
+# is moved over it (the mapping's file is then "(deleted)" and its path
+# names the new one), as an upgrade during a training run does.
+rand_id() { od -An -tx1 -N20 /dev/urandom | tr -d ' \n'; }
+old_id=$(rand_id)
+new_id=$(rand_id)
+(cd "$PYSRC" && ${CC:-cc} -O2 -g -fomit-frame-pointer -shared -fPIC \
+	-Wl,--build-id="0x$old_id" -o "$SCRATCH/libre.so" libwork.c) || die "cannot build libre.so"
+"$PY12" -X perf "$WL" "$SCRATCH/libre.so" 6 nofork >"$SCRATCH/re.wl" &
+wpid=$!
+pids+=("$wpid")
+if wait_line "$SCRATCH/re.wl" "^parent"; then
+	sleep 0.5
+	exe=$(readlink -f "/proc/$wpid/exe")
+	(cd "$PYSRC" && ${CC:-cc} -O0 -g -shared -fPIC -Wl,--build-id="0x$new_id" \
+		-o "$SCRATCH/libre.new" libwork.c) && mv -f "$SCRATCH/libre.new" "$SCRATCH/libre.so" ||
+		die "cannot replace libre.so"
+	if "$PERFSPY" record -p "$wpid" -d 2 -t -f raw --save "$SCRATCH/re.data" \
+		-o "$SCRATCH/re.txt" 2>"$SCRATCH/re.err"; then
+		wait "$wpid"
+		# perf's reading of the synthesized records: "[start(len) @
+		# pgoff <build id>]: perms path" (perf_event__fprintf_mmap2).
+		"$PERF" script -i "$SCRATCH/re.data" --show-mmap-events 2>/dev/null |
+			sed -n 's/.*PERF_RECORD_MMAP2 .* <\([0-9a-f]*\)>\]: [-rwxps]* \(.*\)$/\1 \2/p' |
+			sort -u >"$SCRATCH/re.ids"
+		good=0 bad=""
+		while read -r id path; do
+			case $path in *" (deleted)") continue ;; esac
+			want=$(readelf -n "$path" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
+			[ "$id" = "$want" ] && good=$((good + 1)) || bad+=" $path ($id, readelf: $want)"
+		done <"$SCRATCH/re.ids"
+		libc=$(grep -c ' /.*/libc\.so\.6$' "$SCRATCH/re.ids")
+		py=$(grep -c " $exe\$" "$SCRATCH/re.ids")
+		[ -z "$bad" ] && [ "$libc" -eq 1 ] && [ "$py" -eq 1 ] && [ "$good" -ge 4 ] &&
+			pass "build ids: perf script reads one on each of $good files mapped before (python3.12, libc among them), each readelf's" ||
+			fail "build ids: $good as readelf's, python $py, libc $libc;$bad"
+		grep -qx "$old_id $SCRATCH/libre.so (deleted)" "$SCRATCH/re.ids" &&
+			! grep -q "$new_id" "$SCRATCH/re.ids" &&
+			pass "build ids: the replaced libre.so's mappings carry the mapped build's id, not the new file's" ||
+			fail "build ids: libre.so: $(grep libre "$SCRATCH/re.ids")"
+		# The new file at that path is another build: not read for the
+		# old one's frames (its symbols and CFI would be wrong).
+		grep -q "libre\.so.*build id differs from the recorded one, not used" "$SCRATCH/re.err" &&
+			! grep -qE ";hash_[a-z]+ \(libwork\.c:[0-9]+\) [0-9]+$" "$SCRATCH/re.txt" &&
+			pass "build ids: the new libre.so is not taken for the mapped one" ||
+			fail "build ids: $(grep -c "hash_" "$SCRATCH/re.txt") lines named from the new libre.so; $(grep -i "build id" "$SCRATCH/re.err" | head -2)"
+	else
+		fail "build ids: exit $?: $(tail -3 "$SCRATCH/re.err")"
+	fi
+else
+	fail "build ids: workload did not start"
 fi
 
 say "== -s: a forking workload"

@@ -12,8 +12,10 @@
 #include "perfspy.h"
 #include "test.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,7 +36,9 @@ struct seen {
 	char names[8][64];
 	u32 prot[8], flags[8];
 	u16 misc[8];
-	u64 start[8], pgoff[8];
+	u64 start[8], pgoff[8], ino[8];
+	u32 maj[8];
+	u8 bid_size[8], bid[8][20];
 	char comms[4][16];
 };
 
@@ -69,6 +73,16 @@ static int walk(const u8 *p, size_t len, struct seen *s)
 				s->misc[i] = (u16)(p[off + 4] | p[off + 5] << 8);
 				s->start[i] = get_u64(p + off + 16);
 				s->pgoff[i] = get_u64(p + off + 32);
+				/* {maj, min, ino, ino_gen} or, with
+				 * PERF_RECORD_MISC_MMAP_BUILD_ID, {size,
+				 * res, res, build_id[20]} at 40. */
+				if (s->misc[i] & (1 << 14)) {
+					s->bid_size[i] = p[off + 40];
+					memcpy(s->bid[i], p + off + 44, 20);
+				} else {
+					s->maj[i] = get_u32(p + off + 40);
+					s->ino[i] = get_u64(p + off + 48);
+				}
 				s->prot[i] = get_u32(p + off + 64);
 				s->flags[i] = get_u32(p + off + 68);
 				snprintf(s->names[i], sizeof(s->names[i]), "%s", p + off + 72);
@@ -135,6 +149,10 @@ static void test_stream(void)
 	T_EQ_STR(sn.names[4], "[stack]");
 	T_EQ_INT(sn.misc[4], PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA);
 	T_EQ_INT(sn.misc[1], PERF_RECORD_MISC_USER);
+	/* No such file (or not that inode): device and inode, no id. */
+	T_EQ_INT(sn.maj[1], 8);
+	T_EQ_INT(sn.ino[1], 1234);
+	T_EQ_INT(sn.ino[3], 99);
 	T_EQ_STR(sn.names[5], "[vdso]");
 	T_EQ_STR(sn.comms[0], "main-thr");
 
@@ -151,6 +169,93 @@ static void test_stream(void)
 	T_EQ_INT(t.tid, 101);
 	T_EQ_STR(t.comm, "a-much-longer-worker-name");
 	perfspy_session__close(s);
+	live_buf_free(&b);
+}
+
+/* The main program's GNU build id as the loader mapped it (its PT_NOTE
+ * in memory): not the file live_map_build_id() reads. */
+static int note_of_main(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	u8 *out = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const u8 *n = (const u8 *)(info->dlpi_addr + ph->p_vaddr);
+		size_t off = 0;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (off + 12 <= ph->p_memsz) {
+			u32 namesz = get_u32(n + off), descsz = get_u32(n + off + 4);
+			size_t desc = off + 12 + ((namesz + 3) & ~3u);
+
+			if (get_u32(n + off + 8) == NT_GNU_BUILD_ID && namesz == 4 &&
+			    !memcmp(n + off + 12, "GNU", 4) && descsz <= 20) {
+				memcpy(out + 1, n + desc, descsz);
+				out[0] = (u8)descsz;
+				return 1;
+			}
+			off = desc + ((descsz + 3) & ~3u);
+		}
+	}
+	return 1; /* the first object is the main program */
+}
+
+/* A maps line of a real file carries its build id (perf record
+ * --buildid-mmap's synthesis); the same line with another inode does not. */
+static void test_build_id(void)
+{
+	u8 want[21] = { 0 };
+	char exe[4096], line[4096 + 256], range[64], perms[8], off[32], dev[16];
+	char *text, *p;
+	size_t len;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct live_buf b = { 0 };
+	unsigned long long ino;
+	struct seen sn;
+	int pass;
+
+	T(n > 0);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	dl_iterate_phdr(note_of_main, want);
+	T(want[0] >= 8); /* the project links with build ids (gcc's default) */
+	text = live_read_text("/proc/self/maps", &len);
+	T(text != NULL);
+	if (!text)
+		return;
+	/* The first line of the program's own file. */
+	for (p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
+		size_t l = strlen(p);
+
+		if (l > (size_t)n && !strcmp(p + l - n, exe))
+			break;
+	}
+	T(p && sscanf(p, "%63s %7s %31s %15s %llu", range, perms, off, dev, &ino) == 5);
+	for (pass = 0; p && pass < 2; pass++) {
+		/* Pass 1: the same file under another inode, as a file
+		 * replaced since it was mapped: it lends no id. */
+		snprintf(line, sizeof(line), "%s %s %s %s %llu   %s\n", range, perms,
+			 off, dev, ino + (unsigned)pass, exe);
+		b.len = 0;
+		T(!live_put_header(&b));
+		T(!live_put_maps(&b, getpid(), line, strlen(line), 0));
+		T_EQ_INT(walk(b.p, b.len, &sn), 0);
+		T_EQ_INT(sn.mmap2, 1);
+		T_EQ_STR(sn.names[0], exe);
+		if (!pass) {
+			T_EQ_INT(sn.misc[0] & (1 << 14), 1 << 14);
+			T_EQ_INT(sn.bid_size[0], want[0]);
+			T(!memcmp(sn.bid[0], want + 1, want[0]));
+		} else {
+			T_EQ_INT(sn.misc[0] & (1 << 14), 0);
+			T_EQ_INT(sn.ino[0], ino + 1);
+		}
+	}
+	free(text);
 	live_buf_free(&b);
 }
 
@@ -345,6 +450,7 @@ int main(void)
 	test_regs_mask();
 	test_ring_pages();
 	test_stream();
+	test_build_id();
 	test_trim();
 	test_opts();
 	test_follow();
