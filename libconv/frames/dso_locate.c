@@ -291,7 +291,8 @@ static bool elf_has_section(Elf *elf, Elf64_Word type)
 	return false;
 }
 
-/* <symfs><path>, then <path>. The kernel's d_path() marks a replaced
+/* <symfs><path>, then, for a container's process, <its root><path>
+ * (sym_dso_set_root()), then <path>. The kernel's d_path() marks a replaced
  * file " (deleted)": try the path that now exists there, which the build
  * id check accepts only if it is the same build. */
 static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
@@ -306,6 +307,8 @@ static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
 	if (len > dl && !strcmp(name + len - dl, deleted))
 		name[len - dl] = '\0';
 	if (ctx->symfs && path_join(path, sizeof(path), ctx->symfs, name))
+		dso->elf = try_elf(ctx, dso, path);
+	if (!dso->elf && dso->root && path_join(path, sizeof(path), dso->root, name))
 		dso->elf = try_elf(ctx, dso, path);
 	if (!dso->elf)
 		dso->elf = try_elf(ctx, dso, name);

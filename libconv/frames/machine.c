@@ -357,6 +357,69 @@ static bool is_jitdump(const char *short_name)
 	return !strncmp(short_name, "jit-", 4) && n > 9 && !strcmp(short_name + n - 5, ".dump");
 }
 
+/*
+ * How a live process sees itself (jit_follow, no --perf-map-dir). A
+ * process in a container writes /tmp/perf-PID.map in its own /tmp, with
+ * the pid of its own namespace (docs/cpython-perf.md §1.3), and maps
+ * files of its own root: perf reads them through the process's mount
+ * namespace (util/namespaces.c nsinfo, its nstgid from NSpid). Here:
+ * the last NSpid of /proc/PID/status, and /proc/PID/root when
+ * /proc/PID/ns/mnt is not ours. A process gone, or /proc not readable:
+ * the recorded pid and our root, as before.
+ */
+static int proc_ns(struct machine *m, struct mach_proc *p)
+{
+	char path[64], line[256], a[64], b[64];
+	ssize_t na, nb;
+	FILE *f;
+
+	if (p->ns_tried)
+		return 0;
+	p->ns_tried = true;
+	p->ns_pid = p->pid;
+	if (!m->jit_follow || m->perf_map_dir)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(line, sizeof(line), f)) {
+			char *s = line + 6, *end;
+			long v;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			/* "NSpid:\t<ours>\t...\t<its own>" (fs/proc/array.c). */
+			while ((v = strtol(s, &end, 10)), end != s) {
+				if (v > 0 && v <= INT32_MAX)
+					p->ns_pid = (s32)v;
+				s = end;
+			}
+			break;
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
+	na = readlink("/proc/self/ns/mnt", a, sizeof(a));
+	nb = readlink(path, b, sizeof(b));
+	if (na > 0 && nb > 0 && (na != nb || memcmp(a, b, (size_t)na))) {
+		snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
+		if (!(p->root = arena_strdup(&m->strs, path)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Where @p's perf map is: --perf-map-dir, its own /tmp, or ours. */
+static const char *proc_map_dir(struct machine *m, struct mach_proc *p,
+				char *buf, size_t size)
+{
+	if (m->perf_map_dir)
+		return m->perf_map_dir;
+	if (!p->root)
+		return "/tmp";
+	snprintf(buf, size, "%s/tmp", p->root);
+	return buf;
+}
+
 int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 {
 	struct mach_map nm = { 0 };
@@ -388,6 +451,10 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 			size = b->size;
 		}
 		err = sym_dso_get(m->sym, nm.name, id, size, &nm.dso);
+		if (!err && m->jit_follow && nm.kind == MAPK_FILE)
+			err = proc_ns(m, p);
+		if (!err && p->root)
+			err = sym_dso_set_root(m->sym, nm.dso, p->root);
 		if (err)
 			return err;
 		/* py-spy names interpreter frames from the symbol table
@@ -589,15 +656,19 @@ static double proc_started(s32 pid)
 static struct jit_map *proc_jit(struct machine *m, struct mach_proc *p)
 {
 	if (!p->jit_tried) {
-		char path[PATH_MAX];
+		char path[PATH_MAX], dir[64];
+		const char *d;
 		struct stat st;
 		double start;
 
 		p->jit_tried = true;
+		/* -ENOMEM: as no map (the sample is kept, its JIT frames
+		 * stay addresses). */
+		proc_ns(m, p);
+		d = proc_map_dir(m, p, dir, sizeof(dir));
 		/* Follow from the size seen before the load: lines added
 		 * meanwhile are read twice, which only re-adds equal entries. */
-		snprintf(path, sizeof(path), "%s/perf-%d.map",
-			 m->perf_map_dir ? m->perf_map_dir : "/tmp", (int)p->pid);
+		snprintf(path, sizeof(path), "%s/perf-%d.map", d, (int)p->ns_pid);
 		if (m->jit_follow && !stat(path, &st)) {
 			p->jit_off = (u64)st.st_size;
 			/* Live, the pid is a running process: a map last
@@ -615,7 +686,7 @@ static struct jit_map *proc_jit(struct machine *m, struct mach_proc *p)
 		}
 		/* -ENOENT (no file) and -ENOMEM both leave no map: JIT
 		 * frames then stay addresses, the sample is kept. */
-		if (jit_map_load(m->perf_map_dir, p->pid, m->log, &p->jit))
+		if (jit_map_load(d, p->ns_pid, m->log, &p->jit))
 			p->jit = NULL;
 	}
 	return p->jit;
@@ -653,6 +724,7 @@ bool mach_proc_has_perf_map(struct machine *m, s32 pid)
 static int jit_follow(struct machine *m, struct mach_proc *p)
 {
 	struct timespec ts;
+	char dir[64];
 	u64 now;
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -660,8 +732,9 @@ static int jit_follow(struct machine *m, struct mach_proc *p)
 	if (p->jit_checked_ns && now - p->jit_checked_ns < 20000000ULL)
 		return 0;
 	p->jit_checked_ns = now;
-	return jit_map_follow_perf_map(&p->jit, m->perf_map_dir, p->pid,
-				       &p->jit_off, m->log);
+	/* proc_jit() ran first (mach_find_jit): ns_pid and root are set. */
+	return jit_map_follow_perf_map(&p->jit, proc_map_dir(m, p, dir, sizeof(dir)),
+				       p->ns_pid, &p->jit_off, m->log);
 }
 
 const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr)

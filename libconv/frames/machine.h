@@ -47,6 +47,12 @@ struct mach_proc {
 	bool jit_tried;
 	u64 jit_off;	      /* jit_follow: perf map bytes read */
 	u64 jit_checked_ns;   /* jit_follow: last look at the file */
+	/* jit_follow (live), from /proc once (proc_ns()): its pid in its own
+	 * namespace, and "/proc/PID/root" when its mount namespace is not
+	 * ours (a container: its /tmp and files are under it), else NULL. */
+	bool ns_tried;
+	s32 ns_pid;
+	const char *root;
 	u32 gen; /* bumped whenever the maps change */
 	size_t last_map; /* mach_find_map's last answer: a hint, checked */
 	bool exec; /* exec'd a new image: its parent's perf map is not its own */

@@ -394,6 +394,15 @@ void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
 	dso->bid_size = n;
 }
 
+int sym_dso_set_root(struct sym_ctx *ctx, struct sym_dso *dso, const char *root)
+{
+	/* Opened ahead (dso_ahead.c) counts as opened. */
+	if (ahead_settle(dso) || dso->opened || dso->root || !root)
+		return 0;
+	dso->root = arena_strdup(&ctx->arena, root);
+	return dso->root ? 0 : -ENOMEM;
+}
+
 void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf)
 {
 	if (dso->no_dwarf == no_dwarf)
@@ -416,6 +425,8 @@ int sym_dso_twin(struct sym_ctx *ctx, const struct sym_dso *dso, struct sym_dso 
 
 	if (!err)
 		sym_dso_set_no_dwarf(*out, dso->no_dwarf);
+	if (!err)
+		err = sym_dso_set_root(ctx, *out, dso->root);
 	return err;
 }
 

@@ -106,6 +106,15 @@ void sym_dso_set_build_id(struct sym_dso *dso, const u8 *build_id,
  */
 void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf);
 
+/*
+ * A live session's DSO mapped by a process in another mount namespace (a
+ * container): its path is looked for under @root ("/proc/PID/root")
+ * after --symfs and before this machine's own path, the build id
+ * deciding as everywhere. Only before the DSO is opened; the first root
+ * given stays. 0 or -ENOMEM.
+ */
+int sym_dso_set_root(struct sym_ctx *ctx, struct sym_dso *dso, const char *root);
+
 /* The path the DSO was recorded under, as given to sym_dso_get(). */
 const char *sym_dso_name(const struct sym_dso *dso);
 

@@ -52,6 +52,10 @@ struct sym_dso {
 	const char *name;
 	u8 bid[BUILD_ID_MAX];
 	size_t bid_size; /* 0: unknown */
+	/* "/proc/PID/root" of a live process in another mount namespace
+	 * (a container) that maps it, whose path is under that root
+	 * (sym_dso_set_root()); NULL. In ctx->arena. */
+	const char *root;
 	bool opened, found, warned, no_dwarf, dw_tried, dbg_cfi_tried;
 	Elf *elf;   /* main binary: segments and symbols */
 	Elf *dbg;   /* separate debug file: symbols and DWARF */

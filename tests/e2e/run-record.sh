@@ -14,6 +14,10 @@
 #              script reads them; readelf's); a library replaced after it
 #              was loaded carries the mapped build's, and the new file is
 #              not used for its frames
+#   container  --pid of a workload in its own mount and pid namespaces
+#              (its /tmp a tmpfs, pid 1 there, its library in that /tmp):
+#              the perf map and the library found through /proc/PID/root,
+#              whole chains
 #   -s         the forked child's chain is there with -s, absent without
 #   Ctrl-C     SIGINT mid-recording: exit 0, output complete and valid, the
 #              launched command ended
@@ -243,6 +247,40 @@ if wait_line "$SCRATCH/re.wl" "^parent"; then
 	fi
 else
 	fail "build ids: workload did not start"
+fi
+
+say "== attach: a process in its own mount and pid namespaces, as in a container"
+# The workload sees a /tmp of its own (a tmpfs) and is pid 1 there: it
+# writes /tmp/perf-1.map and loads /tmp/libns.so, neither of which is a
+# file of ours. The library is read through fd 3, opened before the tmpfs
+# hides $SCRATCH.
+if ! command -v unshare >/dev/null; then
+	fail "container: no unshare (util-linux)"
+else
+	rm -f /tmp/libns.so
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare --mount --pid --fork --propagation private sh -c \
+		'exec 3<"$1"; mount -t tmpfs none /tmp && cat <&3 >/tmp/libns.so &&
+		 exec "$2" -X perf "$3" /tmp/libns.so 6 nofork' sh "$LIB" "$PY12" "$WL" \
+		>"$SCRATCH/ns.wl" 2>"$SCRATCH/ns.wlerr" &
+	up=$!
+	pids+=("$up")
+	if wait_line "$SCRATCH/ns.wl" "^parent 1$"; then
+		sleep 0.5
+		hp=$(pgrep -P "$up")
+		pids+=("$hp")
+		if "$PERFSPY" record -p "$hp" -d 2 -t -f raw -o "$SCRATCH/ns.txt" 2>"$SCRATCH/ns.err"; then
+			wait "$up"
+			grep -q "writes a perf map (/proc/$hp/root/tmp/perf-1\.map)" "$SCRATCH/ns.err" &&
+				pass "container: pid $hp's perf map found in its own /tmp under its own pid (1)" ||
+				fail "container: $(head -3 "$SCRATCH/ns.err")"
+			check_chains "$SCRATCH/ns.txt" container hash_rec hash_nested hash_gen hash_main
+		else
+			fail "container: exit $?: $(tail -3 "$SCRATCH/ns.err")"
+		fi
+	else
+		fail "container: workload did not start: $(cat "$SCRATCH/ns.wl" "$SCRATCH/ns.wlerr")"
+	fi
 fi
 
 say "== -s: a forking workload"
