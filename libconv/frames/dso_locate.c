@@ -220,9 +220,10 @@ static void locate_debug(struct sym_ctx *ctx, struct sym_dso *dso)
 		bid_hex(p, (size_t)n, hex);
 	else
 		return;
-	if (ctx->symfs) {
+	/* A container's own debug directory (sym_dso_set_root()) next. */
+	if (ctx->symfs || dso->root) {
 		len = snprintf(path, sizeof(path), "%s" SYSTEM_DEBUG_DIR "/.build-id/%.2s/%s.debug",
-			       ctx->symfs, hex, hex + 2);
+			       ctx->symfs ? ctx->symfs : dso->root, hex, hex + 2);
 		if (len > 0 && (size_t)len < sizeof(path))
 			dso->dbg = try_elf(ctx, dso, path);
 		if (dso->dbg)
@@ -261,11 +262,15 @@ static void locate_debuglink(struct sym_ctx *ctx, struct sym_dso *dso)
 	memcpy(dir, dso->name, (size_t)(slash - dso->name));
 	dir[slash - dso->name] = '\0';
 	nm = dwelf_elf_gnu_build_id(dso->elf, &mine);
-	for (i = 0; i < 3 && !dso->dbg; i++) {
-		n = i == 0 ? snprintf(path, sizeof(path), "%s/%s", dir, link) :
-		    i == 1 ? snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) :
-		    snprintf(path, sizeof(path), SYSTEM_DEBUG_DIR "%s/%s", dir, link);
-		if (n < 0 || (size_t)n >= sizeof(path) || !strcmp(path, dso->name))
+	/* A container's process (sym_dso_set_root()): the same three
+	 * places under its root first. */
+	for (i = dso->root ? 0 : 3; i < 6 && !dso->dbg; i++) {
+		const char *r = i < 3 ? dso->root : "";
+
+		n = i % 3 == 0 ? snprintf(path, sizeof(path), "%s%s/%s", r, dir, link) :
+		    i % 3 == 1 ? snprintf(path, sizeof(path), "%s%s/.debug/%s", r, dir, link) :
+		    snprintf(path, sizeof(path), "%s" SYSTEM_DEBUG_DIR "%s/%s", r, dir, link);
+		if (n < 0 || (size_t)n >= sizeof(path) || !strcmp(path + strlen(r), dso->name))
 			continue;
 		dso->dbg = try_dbg(ctx, dso, path);
 		if (!dso->dbg || nm <= 0)

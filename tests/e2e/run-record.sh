@@ -15,9 +15,9 @@
 #              was loaded carries the mapped build's, and the new file is
 #              not used for its frames
 #   container  --pid of a workload in its own mount and pid namespaces
-#              (its /tmp a tmpfs, pid 1 there, its library in that /tmp):
-#              the perf map and the library found through /proc/PID/root,
-#              whole chains
+#              (its /tmp a tmpfs, pid 1 there, its library and the library's
+#              debug file in that /tmp): the perf map, the library and its
+#              .gnu_debuglink found through /proc/PID/root, whole chains
 #   -s         the forked child's chain is there with -s, absent without
 #   Ctrl-C     SIGINT mid-recording: exit 0, output complete and valid, the
 #              launched command ended
@@ -251,17 +251,25 @@ fi
 
 say "== attach: a process in its own mount and pid namespaces, as in a container"
 # The workload sees a /tmp of its own (a tmpfs) and is pid 1 there: it
-# writes /tmp/perf-1.map and loads /tmp/libns.so, neither of which is a
-# file of ours. The library is read through fd 3, opened before the tmpfs
-# hides $SCRATCH.
+# writes /tmp/perf-1.map and loads /tmp/libns.so, whose debug info is in
+# /tmp/libns.so.debug by its .gnu_debuglink; none of them is a file of
+# ours. The two files are read through fds 3 and 4, opened before the
+# tmpfs hides $SCRATCH. Its build id is this run's own, so that no
+# build-id cache holds it.
 if ! command -v unshare >/dev/null; then
 	fail "container: no unshare (util-linux)"
+elif ! (cd "$PYSRC" && ${CC:-cc} -O2 -g -fomit-frame-pointer -shared -fPIC \
+	-Wl,--build-id="0x$(rand_id)" -o "$SCRATCH/libns.so" libwork.c) ||
+	! (cd "$SCRATCH" && objcopy --only-keep-debug libns.so libns.so.debug &&
+	strip -g libns.so && objcopy --add-gnu-debuglink=libns.so.debug libns.so); then
+	fail "container: cannot split libns.so's debug info"
 else
-	rm -f /tmp/libns.so
+	rm -f /tmp/libns.so /tmp/libns.so.debug
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	unshare --mount --pid --fork --propagation private sh -c \
-		'exec 3<"$1"; mount -t tmpfs none /tmp && cat <&3 >/tmp/libns.so &&
-		 exec "$2" -X perf "$3" /tmp/libns.so 6 nofork' sh "$LIB" "$PY12" "$WL" \
+		'exec 3<"$1" 4<"$1.debug"; mount -t tmpfs none /tmp &&
+		 cat <&3 >/tmp/libns.so && cat <&4 >/tmp/libns.so.debug &&
+		 exec "$2" -X perf "$3" /tmp/libns.so 6 nofork' sh "$SCRATCH/libns.so" "$PY12" "$WL" \
 		>"$SCRATCH/ns.wl" 2>"$SCRATCH/ns.wlerr" &
 	up=$!
 	pids+=("$up")
