@@ -645,9 +645,14 @@ struct perfspy_write_opts {
 	 * line), with its build id when dso_paths lists it. NULL: Mappings in
 	 * order of first use. Other formats ignore it. */
 	const char *main_binary;
+	/* pprof (0.6): the profile's duration_nanos, e.g. the span of the
+	 * recording's samples (perfspy_info's time_last - time_first), which
+	 * `go tool pprof` prints ("Duration:") and profile stores divide a
+	 * profile's total by. 0: none. Other formats ignore it. */
+	uint64_t duration_ns;
 	size_t : 0;
 };
-#define perfspy_write_opts__last_field main_binary
+#define perfspy_write_opts__last_field duration_ns
 
 /*
  * Write the folder's stacks to @out in @opts->format (raw by default):

@@ -991,8 +991,14 @@ static const char *main_binary(struct perfspy_session *s, int pid, int tid, cons
 void cli_pprof_opts(struct perfspy_session *s, int pid, int tid, const char *comm,
 		    struct perfspy_write_opts *wo)
 {
+	PERFSPY_OPTS(perfspy_info, info);
+
 	session_dsos(s, wo);
 	wo->main_binary = main_binary(s, pid, tid, comm);
+	/* The span of the recording's samples, whatever the filters keep:
+	 * the time the profile covers. */
+	if (!perfspy_session__info(s, &info) && info.time_last > info.time_first)
+		wo->duration_ns = info.time_last - info.time_first;
 	/* Frames that name their source file get their library's Mapping. */
 	wo->frame_lib = frame_lib;
 	wo->frame_lib_ctx = s;

@@ -706,7 +706,7 @@ static int write_gz(const PProfile *prof, FILE *out)
 
 /* Everything pointing into the pools, now that they stop moving, and the
  * Profile around them. */
-static int assemble(struct pp *pp, bool clock_ns, FILE *out)
+static int assemble(struct pp *pp, bool clock_ns, u64 duration_ns, FILE *out)
 {
 	PProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	PValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, pt;
@@ -772,6 +772,9 @@ static int assemble(struct pp *pp, bool clock_ns, FILE *out)
 	prof.sample_type = &vtp;
 	prof.period_type = &pt;
 	prof.period = 1;
+	/* profile.proto: "Duration of the profile, if a duration makes
+	 * sense"; no time_nanos, which the folded stacks do not keep. */
+	prof.duration_nanos = duration_ns > INT64_MAX ? INT64_MAX : (int64_t)duration_ns;
 	prof.n_sample = pp->nsamples;
 	prof.sample = sp;
 	prof.n_location = pp->nlocs;
@@ -849,7 +852,7 @@ int write_pprof(const struct perfspy_folder *f, FILE *out,
 	for (i = 0; !err && i < nr; i++)
 		err = add_sample(&pp, idx[i], &pp.refs[i]);
 	if (!err)
-		err = assemble(&pp, clock_ns, out);
+		err = assemble(&pp, clock_ns, OPTS_GET(opts, duration_ns, 0), out);
 out:
 	free(idx);
 	perfspy_folder__free(pp.str.f);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # pprof output (issue 14), read by the reference reader, `go tool pprof`
-# (Debian golang-go): -top's total is the raw output's total, -traces shows
+# (Debian golang-go): -top's total is the raw output's total and its Duration
+# perf script's span of sample times, -traces shows
 # the raw output's stacks (thread roots as the labels thread/tid), -raw has
 # file:line for DWARF-named frames and a mapping per library (with the
 # library's path and build id), labels category = perfspy report, -proto merges
@@ -35,6 +36,17 @@ echo "$top" | grep -q 'Type: samples' && pass "-top: sample type samples" ||
 # program, though libc and the kernel come first in the stacks' order.
 echo "$top" | grep -qx 'File: chain' && pass "-top: File: chain (the program's Mapping first)" ||
 	fail "-top: no 'File: chain': $(echo "$top" | head -2)"
+
+# duration_nanos: the span of the recording's samples, perf script's
+# first and last sample times the oracle (-top prints it to 3-4 digits).
+dur=$(echo "$top" | sed -n 's/^Duration: \([0-9.]*\)\(m\?s\),.*/\1 \2/p')
+span=$("$PERF" script -i "$data" -F time 2>/dev/null | tr -d ' :' |
+	awk 'NR == 1 || $1 < a { a = $1 } $1 > b { b = $1 } END { printf "%.6f", b - a }')
+awk -v d="${dur% *}" -v u="${dur#* }" -v s="$span" 'BEGIN {
+	if (u == "ms") d /= 1000
+	exit !(d > 0 && s > 0 && d >= s * 0.99 - 0.005 && d <= s * 1.01 + 0.005) }' &&
+	pass "-top: Duration ${dur/ /} = perf script's first to last sample (${span} s)" ||
+	fail "-top: Duration '$dur', perf script's span ${span} s"
 
 pp -traces "$SCRATCH/a.pb.gz" >"$SCRATCH/traces" || fail "-traces failed"
 if "$PY" "$TOP/tests/e2e/pprof_check.py" "$SCRATCH/raw.txt" "$SCRATCH/traces" >"$SCRATCH/cmp"; then
