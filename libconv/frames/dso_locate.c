@@ -297,9 +297,11 @@ static bool elf_has_section(Elf *elf, Elf64_Word type)
 }
 
 /* <symfs><path>, then, for a container's process, <its root><path>
- * (sym_dso_set_root()), then <path>. The kernel's d_path() marks a replaced
- * file " (deleted)": try the path that now exists there, which the build
- * id check accepts only if it is the same build. */
+ * (sym_dso_set_root()), then <path>, then, live, the mapped file through
+ * /proc/PID/map_files (sym_dso_set_mapped()). The kernel's d_path() marks
+ * a replaced file " (deleted)": the mapped file comes first then, else the
+ * path that now exists there, which the build id check accepts only if it
+ * is the same build. */
 static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
 {
 	static const char deleted[] = " (deleted)";
@@ -309,14 +311,19 @@ static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
 	if (len >= sizeof(name))
 		return;
 	memcpy(name, dso->name, len + 1);
-	if (len > dl && !strcmp(name + len - dl, deleted))
+	if (len > dl && !strcmp(name + len - dl, deleted)) {
 		name[len - dl] = '\0';
+		if (dso->mapped && (dso->elf = try_elf(ctx, dso, dso->mapped)))
+			return;
+	}
 	if (ctx->symfs && path_join(path, sizeof(path), ctx->symfs, name))
 		dso->elf = try_elf(ctx, dso, path);
 	if (!dso->elf && dso->root && path_join(path, sizeof(path), dso->root, name))
 		dso->elf = try_elf(ctx, dso, path);
 	if (!dso->elf)
 		dso->elf = try_elf(ctx, dso, name);
+	if (!dso->elf && dso->mapped && len == strlen(name))
+		dso->elf = try_elf(ctx, dso, dso->mapped);
 }
 
 /*

@@ -455,6 +455,14 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 			err = proc_ns(m, p);
 		if (!err && p->root)
 			err = sym_dso_set_root(m->sym, nm.dso, p->root);
+		if (!err && m->jit_follow && nm.kind == MAPK_FILE) {
+			char mf[96];
+
+			/* fs/proc/base.c names map_files entries "%lx-%lx". */
+			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
+				 (unsigned long long)nm.start, (unsigned long long)nm.end);
+			err = sym_dso_set_mapped(m->sym, nm.dso, mf);
+		}
 		if (err)
 			return err;
 		/* py-spy names interpreter frames from the symbol table

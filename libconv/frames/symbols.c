@@ -403,6 +403,14 @@ int sym_dso_set_root(struct sym_ctx *ctx, struct sym_dso *dso, const char *root)
 	return dso->root ? 0 : -ENOMEM;
 }
 
+int sym_dso_set_mapped(struct sym_ctx *ctx, struct sym_dso *dso, const char *path)
+{
+	if (ahead_settle(dso) || dso->opened || dso->mapped || !path)
+		return 0;
+	dso->mapped = arena_strdup(&ctx->arena, path);
+	return dso->mapped ? 0 : -ENOMEM;
+}
+
 void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf)
 {
 	if (dso->no_dwarf == no_dwarf)
@@ -427,6 +435,8 @@ int sym_dso_twin(struct sym_ctx *ctx, const struct sym_dso *dso, struct sym_dso 
 		sym_dso_set_no_dwarf(*out, dso->no_dwarf);
 	if (!err)
 		err = sym_dso_set_root(ctx, *out, dso->root);
+	if (!err)
+		err = sym_dso_set_mapped(ctx, *out, dso->mapped);
 	return err;
 }
 

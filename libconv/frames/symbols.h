@@ -115,6 +115,17 @@ void sym_dso_set_no_dwarf(struct sym_dso *dso, bool no_dwarf);
  */
 int sym_dso_set_root(struct sym_ctx *ctx, struct sym_dso *dso, const char *root);
 
+/*
+ * A live session's DSO: @path ("/proc/PID/map_files/START-END" of a
+ * mapping of it) opens the mapped file itself, which only root may open
+ * (CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN). Tried first for a file the
+ * kernel names "(deleted)" (replaced since it was mapped: its path names
+ * another file), else after every other place; the build id deciding as
+ * everywhere. Only before the DSO is opened; the first path given stays.
+ * 0 or -ENOMEM.
+ */
+int sym_dso_set_mapped(struct sym_ctx *ctx, struct sym_dso *dso, const char *path);
+
 /* The path the DSO was recorded under, as given to sym_dso_get(). */
 const char *sym_dso_name(const struct sym_dso *dso);
 

@@ -56,6 +56,10 @@ struct sym_dso {
 	 * (a container) that maps it, whose path is under that root
 	 * (sym_dso_set_root()); NULL. In ctx->arena. */
 	const char *root;
+	/* A live session's /proc/PID/map_files/START-END of one mapping of
+	 * it: the mapped file itself, even once deleted or replaced
+	 * (sym_dso_set_mapped()); NULL. In ctx->arena. */
+	const char *mapped;
 	bool opened, found, warned, no_dwarf, dw_tried, dbg_cfi_tried;
 	Elf *elf;   /* main binary: segments and symbols */
 	Elf *dbg;   /* separate debug file: symbols and DWARF */

@@ -12,8 +12,9 @@
 #              workload.py frame) and the note with its three fixes
 #   build ids  the files mapped before --pid carry their build ids (perf
 #              script reads them; readelf's); a library replaced after it
-#              was loaded carries the mapped build's, and the new file is
-#              not used for its frames
+#              was loaded carries the mapped build's: live, its frames come
+#              from the mapped file (whole chains); converted after the
+#              process ended, the new file is not used for them
 #   container  --pid of a workload in its own mount and pid namespaces
 #              (its /tmp a tmpfs, pid 1 there, its library and the library's
 #              debug file in that /tmp): the perf map, the library and its
@@ -236,12 +237,21 @@ if wait_line "$SCRATCH/re.wl" "^parent"; then
 			! grep -q "$new_id" "$SCRATCH/re.ids" &&
 			pass "build ids: the replaced libre.so's mappings carry the mapped build's id, not the new file's" ||
 			fail "build ids: libre.so: $(grep libre "$SCRATCH/re.ids")"
-		# The new file at that path is another build: not read for the
-		# old one's frames (its symbols and CFI would be wrong).
-		grep -q "libre\.so.*build id differs from the recorded one, not used" "$SCRATCH/re.err" &&
-			! grep -qE ";hash_[a-z]+ \(libwork\.c:[0-9]+\) [0-9]+$" "$SCRATCH/re.txt" &&
-			pass "build ids: the new libre.so is not taken for the mapped one" ||
-			fail "build ids: $(grep -c "hash_" "$SCRATCH/re.txt") lines named from the new libre.so; $(grep -i "build id" "$SCRATCH/re.err" | head -2)"
+		# The new file at that path is another build (-O0: its symbols
+		# and CFI would break the unwinds): the mapped one is read
+		# through /proc/PID/map_files, so the chains are whole and
+		# named as from the old build.
+		! grep -q "build id differs" "$SCRATCH/re.err" &&
+			pass "build ids: the new libre.so is not read for the mapped one" ||
+			fail "build ids: $(grep -i "build id" "$SCRATCH/re.err" | head -2)"
+		check_chains "$SCRATCH/re.txt" "build ids, replaced libre.so" hash_rec hash_nested hash_gen hash_main
+		# Converted later, the mapped file is gone with the process:
+		# its build id keeps the new file out, and says so.
+		"$PERFSPY" convert -i "$SCRATCH/re.data" -f raw -o "$SCRATCH/re-later.txt" 2>"$SCRATCH/re-later.err"
+		grep -q "libre\.so.*build id differs from the recorded one, not used" "$SCRATCH/re-later.err" &&
+			! grep -qE ";hash_[a-z]+ \(libwork\.c:[0-9]+\) [0-9]+$" "$SCRATCH/re-later.txt" &&
+			pass "build ids: converted after the process ended, the new libre.so is not taken for the mapped one" ||
+			fail "build ids, later: $(grep -c "hash_" "$SCRATCH/re-later.txt") lines named from the new libre.so; $(grep -i "build id" "$SCRATCH/re-later.err" | head -2)"
 	else
 		fail "build ids: exit $?: $(tail -3 "$SCRATCH/re.err")"
 	fi
