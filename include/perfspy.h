@@ -102,6 +102,17 @@ PERFSPY_API int perfspy_strerror(int err, char *buf, size_t size);
 PERFSPY_API const char *perfspy_version_string(void);
 
 /*
+ * (0.6) The perf map a running process @pid writes (CPython's -X perf,
+ * docs/cpython-perf.md §1.3), as this process can open it, where a live
+ * conversion looks for it: /tmp/perf-PID.map, or, for a process in
+ * another mount namespace (a container), /proc/PID/root/tmp/perf-N.map
+ * with N its pid in its own namespace. Whether the file exists is not
+ * checked. 0, or -ERANGE when @size is too small (@buf then holds as
+ * much as fits, NUL-terminated).
+ */
+PERFSPY_API int perfspy_perf_map_path(int pid, char *buf, size_t size);
+
+/*
  * Log levels for perfspy_log_fn. In the options structs a @log_level of
  * 0 means "default" (WARN) unless the struct's @log_level_set is true;
  * set it to select PERFSPY_LOG_ERROR.

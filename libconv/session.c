@@ -2936,3 +2936,16 @@ PERFSPY_API int perfspy_session__python_source(const struct perfspy_session *s,
 	*path = p;
 	return 0;
 }
+
+PERFSPY_API int perfspy_perf_map_path(int pid, char *buf, size_t size)
+{
+	s32 own;
+	int n;
+
+	/* machine.c's proc_ns() takes the same view for a live session. */
+	if (mach_ns_view(pid, &own))
+		n = snprintf(buf, size, "/proc/%d/root/tmp/perf-%d.map", pid, (int)own);
+	else
+		n = snprintf(buf, size, "/tmp/perf-%d.map", (int)own);
+	return n >= 0 && (size_t)n < size ? 0 : -ERANGE;
+}

@@ -213,47 +213,6 @@ static double started_at(int pid)
 	return boot ? (double)boot + (double)after / (double)tck : 0;
 }
 
-/*
- * The perf map @pid writes, as this process can open it: a process in a
- * container (another mount namespace) writes it in its own /tmp, which
- * is /proc/PID/root/tmp here, named with its pid in its own namespace
- * (the last of /proc/PID/status's NSpid), where the library looks for it
- * too (libconv/frames/machine.c proc_ns()).
- */
-static void perf_map_path(int pid, char *out, size_t size)
-{
-	char path[64], line[256], a[64], b[64];
-	long own = pid, v;
-	ssize_t na, nb;
-	bool other;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if ((f = fopen(path, "re"))) {
-		while (fgets(line, sizeof(line), f)) {
-			char *s = line + 6, *end;
-
-			if (strncmp(line, "NSpid:", 6))
-				continue;
-			while ((v = strtol(s, &end, 10)), end != s) {
-				if (v > 0 && v <= INT_MAX)
-					own = v;
-				s = end;
-			}
-			break;
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
-	na = readlink("/proc/self/ns/mnt", a, sizeof(a));
-	nb = readlink(path, b, sizeof(b));
-	other = na > 0 && nb > 0 && (na != nb || memcmp(a, b, (size_t)na));
-	if (other)
-		snprintf(out, size, "/proc/%d/root/tmp/perf-%ld.map", pid, own);
-	else
-		snprintf(out, size, "/tmp/perf-%ld.map", own);
-}
-
 /* issue 9: an attached Python without a perf map shows native frames
  * only; say so once, with the ways to fix it. A map older than the
  * process is an earlier process's with the same pid (pids wrap at
@@ -269,7 +228,9 @@ static void perf_map_note(int pid)
 	python_of(pid, ver, sizeof(ver));
 	if (!*ver)
 		return;
-	perf_map_path(pid, path, sizeof(path));
+	/* In a container, in its own /tmp under its own pid (where the
+	 * library looks for it). */
+	perfspy_perf_map_path(pid, path, sizeof(path));
 	if (!access(path, R_OK) && !stat(path, &st)) {
 		start = started_at(pid);
 		stale = start > 0 && (double)st.st_mtime < start - 2;

@@ -220,7 +220,8 @@ static void locate_debug(struct sym_ctx *ctx, struct sym_dso *dso)
 		bid_hex(p, (size_t)n, hex);
 	else
 		return;
-	/* A container's own debug directory (sym_dso_set_root()) next. */
+	/* Under symfs, else under a container's root (sym_dso_set_root()),
+	 * first. */
 	if (ctx->symfs || dso->root) {
 		len = snprintf(path, sizeof(path), "%s" SYSTEM_DEBUG_DIR "/.build-id/%.2s/%s.debug",
 			       ctx->symfs ? ctx->symfs : dso->root, hex, hex + 2);
@@ -307,11 +308,12 @@ static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
 	static const char deleted[] = " (deleted)";
 	char name[PATH_MAX], path[PATH_MAX];
 	size_t len = strlen(dso->name), dl = sizeof(deleted) - 1;
+	bool replaced = len > dl && !strcmp(dso->name + len - dl, deleted);
 
 	if (len >= sizeof(name))
 		return;
 	memcpy(name, dso->name, len + 1);
-	if (len > dl && !strcmp(name + len - dl, deleted)) {
+	if (replaced) {
 		name[len - dl] = '\0';
 		if (dso->mapped && (dso->elf = try_elf(ctx, dso, dso->mapped)))
 			return;
@@ -322,7 +324,7 @@ static void locate_path(struct sym_ctx *ctx, struct sym_dso *dso)
 		dso->elf = try_elf(ctx, dso, path);
 	if (!dso->elf)
 		dso->elf = try_elf(ctx, dso, name);
-	if (!dso->elf && dso->mapped && len == strlen(name))
+	if (!dso->elf && dso->mapped && !replaced)
 		dso->elf = try_elf(ctx, dso, dso->mapped);
 }
 

@@ -358,28 +358,22 @@ static bool is_jitdump(const char *short_name)
 }
 
 /*
- * How a live process sees itself (jit_follow, no --perf-map-dir). A
- * process in a container writes /tmp/perf-PID.map in its own /tmp, with
- * the pid of its own namespace (docs/cpython-perf.md §1.3), and maps
- * files of its own root: perf reads them through the process's mount
- * namespace (util/namespaces.c nsinfo, its nstgid from NSpid). Here:
- * the last NSpid of /proc/PID/status, and /proc/PID/root when
- * /proc/PID/ns/mnt is not ours. A process gone, or /proc not readable:
- * the recorded pid and our root, as before.
+ * How a running process sees itself. A process in a container writes
+ * /tmp/perf-PID.map in its own /tmp, with the pid of its own namespace
+ * (docs/cpython-perf.md §1.3), and maps files of its own root: perf reads
+ * them through the process's mount namespace (util/namespaces.c nsinfo,
+ * its nstgid from NSpid). Here: the last NSpid of /proc/PID/status into
+ * @own (else @pid), and whether /proc/PID/ns/mnt is not ours. A process
+ * gone, or /proc not readable: @pid and false.
  */
-static int proc_ns(struct machine *m, struct mach_proc *p)
+bool mach_ns_view(s32 pid, s32 *own)
 {
 	char path[64], line[256], a[64], b[64];
 	ssize_t na, nb;
 	FILE *f;
 
-	if (p->ns_tried)
-		return 0;
-	p->ns_tried = true;
-	p->ns_pid = p->pid;
-	if (!m->jit_follow || m->perf_map_dir)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+	*own = pid;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if ((f = fopen(path, "re"))) {
 		while (fgets(line, sizeof(line), f)) {
 			char *s = line + 6, *end;
@@ -390,22 +384,34 @@ static int proc_ns(struct machine *m, struct mach_proc *p)
 			/* "NSpid:\t<ours>\t...\t<its own>" (fs/proc/array.c). */
 			while ((v = strtol(s, &end, 10)), end != s) {
 				if (v > 0 && v <= INT32_MAX)
-					p->ns_pid = (s32)v;
+					*own = (s32)v;
 				s = end;
 			}
 			break;
 		}
 		fclose(f);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	na = readlink("/proc/self/ns/mnt", a, sizeof(a));
 	nb = readlink(path, b, sizeof(b));
-	if (na > 0 && nb > 0 && (na != nb || memcmp(a, b, (size_t)na))) {
-		snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
-		if (!(p->root = arena_strdup(&m->strs, path)))
-			return -ENOMEM;
-	}
-	return 0;
+	return na > 0 && nb > 0 && (na != nb || memcmp(a, b, (size_t)na));
+}
+
+/* mach_ns_view() of a live process (jit_follow, no --perf-map-dir), once:
+ * ns_pid, and root = /proc/PID/root when its mount namespace is not ours. */
+static int proc_ns(struct machine *m, struct mach_proc *p)
+{
+	char path[64];
+
+	if (p->ns_tried)
+		return 0;
+	p->ns_tried = true;
+	p->ns_pid = p->pid;
+	if (!m->jit_follow || m->perf_map_dir || !mach_ns_view(p->pid, &p->ns_pid))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
+	p->root = arena_strdup(&m->strs, path);
+	return p->root ? 0 : -ENOMEM;
 }
 
 /* Where @p's perf map is: --perf-map-dir, its own /tmp, or ours. */
@@ -451,17 +457,17 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 			size = b->size;
 		}
 		err = sym_dso_get(m->sym, nm.name, id, size, &nm.dso);
-		if (!err && m->jit_follow && nm.kind == MAPK_FILE)
-			err = proc_ns(m, p);
-		if (!err && p->root)
-			err = sym_dso_set_root(m->sym, nm.dso, p->root);
 		if (!err && m->jit_follow && nm.kind == MAPK_FILE) {
 			char mf[96];
 
+			err = proc_ns(m, p);
+			if (!err && p->root)
+				err = sym_dso_set_root(m->sym, nm.dso, p->root);
 			/* fs/proc/base.c names map_files entries "%lx-%lx". */
 			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
 				 (unsigned long long)nm.start, (unsigned long long)nm.end);
-			err = sym_dso_set_mapped(m->sym, nm.dso, mf);
+			if (!err)
+				err = sym_dso_set_mapped(m->sym, nm.dso, mf);
 		}
 		if (err)
 			return err;

@@ -157,6 +157,11 @@ const struct jit_entry *mach_find_jit(struct machine *m, s32 pid, u64 addr);
  * executable, py_is_interpreter_dso())? */
 bool mach_proc_runs_python(struct machine *m, s32 pid);
 
+/* Whether running process @pid is in another mount namespace than ours
+ * (a container), and in @own its pid in its own pid namespace (the last
+ * NSpid); @pid and false when /proc says nothing. */
+bool mach_ns_view(s32 pid, s32 *own);
+
 /* Was a perf map or jitdump found for @pid or the parent it forked from
  * (where its Python frames would be named)? Loads it if not yet tried. */
 bool mach_proc_has_perf_map(struct machine *m, s32 pid);

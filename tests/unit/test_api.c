@@ -194,10 +194,25 @@ static void test_log_level_error(void)
 	perfspy_folder__free(f);
 }
 
+/* perfspy_perf_map_path(): this process is in our own namespaces, so its
+ * map is /tmp/perf-PID.map (the container case: tests/e2e/run-record.sh);
+ * a short buffer gets -ERANGE and a NUL-terminated prefix. */
+static void test_perf_map_path(void)
+{
+	char want[64], buf[64], small[8];
+
+	snprintf(want, sizeof(want), "/tmp/perf-%d.map", (int)getpid());
+	T_EQ_INT(perfspy_perf_map_path(getpid(), buf, sizeof(buf)), 0);
+	T_EQ_STR(buf, want);
+	T_EQ_INT(perfspy_perf_map_path(getpid(), small, sizeof(small)), -ERANGE);
+	T_EQ_STR(small, "/tmp/pe");
+}
+
 int main(void)
 {
 	test_header_example();
 	test_opts_padding();
 	test_log_level_error();
+	test_perf_map_path();
 	TEST_MAIN_END();
 }
