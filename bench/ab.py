@@ -4,9 +4,15 @@
 
     bench/ab.py FILE RUNS NAME=BINARY [NAME=BINARY ...] [--peer]
 
-Each round runs every binary once, in the order given, `convert -q -i FILE`
-into a scratch file (removed before each run), and with --peer also `perf
-report --stdio --no-children -g folded` (the bench's peer, bench/run.sh).
+Each round runs every binary once, `convert -q -i FILE` into a scratch file
+(removed before each run), and with --peer also `perf report --stdio
+--no-children -g folded` (the bench's peer, bench/run.sh) last. Round R
+starts at the Rth binary and goes round from there: here the run right
+after perf report's (which frees some 100-350 MB) is often 15-20% slower,
+and in a fixed order the first binary always paid for it: two binaries on
+the build recording, 21 rounds each way round, gave 188.5 against 160.6 ms
+with the first one first, and 174.0 against 144.9 ms with the second one
+first (2026-12-05).
 This project's machines drift by a third within the hour, so a change is
 measured against the binary before it in the same rounds, not against
 yesterday's bench. Prints each one's median and fastest wall time, and
@@ -46,8 +52,9 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix='perfspy-ab.') as tmp:
         out = os.path.join(tmp, 'out')
         for r in range(runs):
+            turn = bins[r % len(bins):] + bins[:r % len(bins)]
             cmds = [(name, [binary, 'convert', '-q', '-i', path, '-o', out])
-                    for name, binary in bins]
+                    for name, binary in turn]
             if peer:
                 cmds.append(('perf report', [perf, 'report', '-i', path, '--stdio',
                                              '--no-children', '-g', 'folded']))
@@ -60,7 +67,7 @@ def main(argv):
                     walls[name].append(time.perf_counter() - t0)
                 if rc:
                     sys.exit('ab.py: %s failed (exit %d, round %d)' % (name, rc, r + 1))
-    print('%s, %d alternating runs' % (path, runs))
+    print('%s, %d alternating runs, each binary first in turn' % (path, runs))
     for name, w in walls.items():
         print('%-14s median %7.1f ms   fastest %7.1f ms' %
               (name, statistics.median(w) * 1e3, min(w) * 1e3))
