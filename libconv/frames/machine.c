@@ -276,6 +276,27 @@ static int insert_map(struct mach_proc *p, const struct mach_map *nm)
 		p->maps[lo].old_image = nm->old_image;
 		return 0;
 	}
+	if (lo == p->nr_maps || p->maps[lo].start >= nm->end) {
+		/* Into a gap, the common case (each file a process maps
+		 * comes as a few MMAP2 records that overlap nothing):
+		 * in place, the vector grown by doubling. A new vector
+		 * for every record made a system-wide recording's
+		 * processes allocate and copy their whole map list per
+		 * map, on the allocator's one lock (issue 16). */
+		if (p->nr_maps == p->cap_maps) {
+			cap = p->cap_maps ? p->cap_maps * 2 : 16;
+			out = xreallocarray(p->maps, cap, sizeof(*out));
+			if (!out)
+				return -ENOMEM;
+			p->maps = out;
+			p->cap_maps = cap;
+		}
+		memmove(&p->maps[lo + 1], &p->maps[lo], (p->nr_maps - lo) * sizeof(*p->maps));
+		p->maps[lo] = *nm;
+		p->nr_maps++;
+		p->gen++;
+		return 0;
+	}
 	out = calloc(cap, sizeof(*out));
 	if (!out)
 		return -ENOMEM;

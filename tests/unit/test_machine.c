@@ -278,6 +278,78 @@ static void test_map_repeat(void)
 	sym_ctx_free(sym);
 }
 
+/* Many maps into gaps, in a scrambled order: the vector grows in place
+ * (insert_map()'s common case) at its front, middle and end, and in a
+ * forked child whose copy starts full. Every map must then be found
+ * at its first and last byte with its offset, the gaps between them
+ * empty, the vector sorted, and each insertion a new generation. An
+ * overlapping map among them (the copying path) cuts only its
+ * neighbour. */
+#define MANY_MAPS 300
+static void test_map_many(void)
+{
+	struct sym_ctx *sym = new_sym();
+	struct machine m;
+	const struct mach_proc *p;
+	char name[32];
+	const char *nm = name; /* MAP_AT() tests for NULL */
+	u32 gen, last;
+	size_t i, k;
+
+	mach_init(&m, sym, NULL);
+	last = mach_maps_gen(&m, 1);
+	for (i = 0; i < MANY_MAPS; i++) {
+		/* 7 is prime to 300: every slot once, out of order. */
+		k = (i * 7 + 3) % MANY_MAPS;
+		snprintf(name, sizeof(name), "/x/m%zu", k);
+		T_EQ_INT(do_mmap2(&m, 1, 0x100000 + k * 0x10000, 0x8000, k * 0x1000, name), 0);
+		gen = mach_maps_gen(&m, 1);
+		T(gen != last);
+		last = gen;
+	}
+	T_EQ_INT(do_fork(&m, 2, 1, 2, 1), 0);
+	/* Into the child's full copy: below, between and above. */
+	T_EQ_INT(do_mmap2(&m, 2, 0x10000, 0x1000, 0, "/x/low"), 0);
+	T_EQ_INT(do_mmap2(&m, 2, 0x100000 + 150 * 0x10000 + 0x8000, 0x1000, 0, "/x/mid"), 0);
+	T_EQ_INT(do_mmap2(&m, 2, 0x100000 + MANY_MAPS * 0x10000, 0x1000, 0, "/x/high"), 0);
+	/* And one over the end of map 10 and the gap after it. */
+	T_EQ_INT(do_mmap2(&m, 1, 0x100000 + 10 * 0x10000 + 0x4000, 0x8000, 0, "/x/over"), 0);
+	for (i = 0; i < MANY_MAPS; i++) {
+		u64 at = 0x100000 + i * 0x10000;
+
+		snprintf(name, sizeof(name), "/x/m%zu", i);
+		MAP_AT(&m, 1, at, nm, i * 0x1000);
+		MAP_AT(&m, 2, at, nm, i * 0x1000);
+		MAP_AT(&m, 2, at + 0x7fff, nm, i * 0x1000 + 0x7fff);
+		if (i == 10) {
+			MAP_AT(&m, 1, at + 0x3fff, nm, i * 0x1000 + 0x3fff);
+			MAP_AT(&m, 1, at + 0x4000, "/x/over", 0);
+			MAP_AT(&m, 1, at + 0xbfff, "/x/over", 0x7fff);
+			MAP_AT(&m, 1, at + 0xc000, NULL, 0);
+		} else {
+			MAP_AT(&m, 1, at + 0x7fff, nm, i * 0x1000 + 0x7fff);
+			MAP_AT(&m, 1, at + 0x8000, NULL, 0);
+		}
+		if (i != 150)
+			MAP_AT(&m, 2, at + 0x8000, NULL, 0);
+	}
+	MAP_AT(&m, 2, 0x10000, "/x/low", 0);
+	MAP_AT(&m, 2, 0x100000 + 150 * 0x10000 + 0x8000, "/x/mid", 0);
+	MAP_AT(&m, 2, 0x100000 + MANY_MAPS * 0x10000, "/x/high", 0);
+	MAP_AT(&m, 1, 0x10000, NULL, 0);
+	for (k = 1; k <= 2; k++) {
+		p = mach_proc_of(&m, (s32)k);
+		T(p != NULL);
+		if (!p)
+			continue;
+		T_EQ_INT(p->nr_maps, k == 1 ? MANY_MAPS + 1 : MANY_MAPS + 3);
+		for (i = 0; i + 1 < p->nr_maps; i++)
+			T(p->maps[i].end <= p->maps[i + 1].start);
+	}
+	mach_free(&m);
+	sym_ctx_free(sym);
+}
+
 /* What is kept, how it is classified and named. */
 static void test_map_kinds(void)
 {
@@ -744,6 +816,7 @@ int main(void)
 	}
 	test_map_overlap();
 	test_map_repeat();
+	test_map_many();
 	test_map_kinds();
 	test_threads();
 	test_fork();
