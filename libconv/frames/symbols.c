@@ -1309,6 +1309,14 @@ static void load_fde_tab(struct sym_dso *d)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(name = elf_strptr(d->elf, shstr, sh.sh_name)))
 			continue;
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_size &&
+		    (!strcmp(name, ".init") || !strcmp(name, ".fini"))) {
+			int k = name[1] == 'f';
+
+			d->initfini[k][0] = sh.sh_addr;
+			d->initfini[k][1] = sh.sh_addr + sh.sh_size;
+			continue;
+		}
 		if (!strcmp(name, ".eh_frame")) {
 			data = elf_rawdata(scn, NULL);
 			if (data && data->d_buf) {
@@ -1548,13 +1556,29 @@ int sym_dso_fde_range(struct sym_ctx *ctx, struct sym_dso *dso, u64 vaddr,
 static int unnamed_frame(struct sym_ctx *ctx, struct sym_dso *d, u64 vaddr,
 			 struct sym_frame *fr)
 {
+	static const char *const initfini[2] = { "_init", "_fini" };
 	const char *base;
 	char buf[512];
 	u64 start, off, end, *name;
-	int r = fde_find(d, vaddr, &start, &end);
+	int r = fde_find(d, vaddr, &start, &end), k;
 
-	if (r <= 0)
+	if (r < 0)
 		return r;
+	if (!r) {
+		/* No FDE: a stripped library's .init or .fini, whose code
+		 * (crti.o's prologue, crtn.o's epilogue) comes without
+		 * CFI, is the function DT_INIT or DT_FINI names (System
+		 * V gABI, "Dynamic Section"); crti.o calls it _init or
+		 * _fini, the name the stripped .symtab had. The first
+		 * code a library runs when it is loaded: a sample taken
+		 * while its page faults in lands there. */
+		for (k = 0; k < 2; k++)
+			if (vaddr >= d->initfini[k][0] && vaddr < d->initfini[k][1]) {
+				fr[0] = (struct sym_frame){ initfini[k], NULL, 0 };
+				return 1;
+			}
+		return 0;
+	}
 	if (!vaddr_to_off(d, start, &off))
 		return 0;
 	if (!(name = idmap_put(&d->fde_names, start)))

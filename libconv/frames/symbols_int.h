@@ -91,6 +91,9 @@ struct sym_dso {
 	size_t ehf_len;
 	u64 ehf_addr;	    /* its address */
 	bool fde_64;	    /* ELFCLASS64: DW_EH_PE_absptr is 8 bytes */
+	/* [.init, .fini][start, end) of the main binary, 0s if none
+	 * (load_fde_tab()): named without symbols or FDEs. */
+	u64 initfini[2][2];
 	/* Table entry -> the end of its FDE's range (fde_end()), or
 	 * FDE_END_NONE when it cannot be read; only the entries asked for
 	 * (a stripped compiler's table has tens of thousands, a conversion

@@ -783,6 +783,122 @@ static void test_aliases(void)
 	dlclose(h);
 }
 
+/*
+ * A stripped library's .init and .fini: crti.o's and crtn.o's code has
+ * no CFI, so neither a symbol nor an FDE names it, and a sample in it
+ * (a library's first code, run while its pages fault in) printed as an
+ * absolute address. They are named _init and _fini, as the unstripped
+ * .symtab names them. @vaddr[k] and @end[k]: .init (0) and .fini (1)
+ * from the section headers, read here with libelf.
+ */
+static bool initfini_ranges(const char *path, u64 vaddr[2], u64 end[2], u64 *delta)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr, i, nph;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	bool ok = false;
+	Elf *e;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return false;
+	vaddr[0] = vaddr[1] = end[0] = end[1] = 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && !elf_getshdrstrndx(e, &shstr) && !elf_getphdrnum(e, &nph)) {
+		while ((scn = elf_nextscn(e, scn))) {
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    !(name = elf_strptr(e, shstr, sh.sh_name)))
+				continue;
+			for (i = 0; i < 2; i++)
+				if (!strcmp(name, i ? ".fini" : ".init")) {
+					vaddr[i] = sh.sh_addr;
+					end[i] = sh.sh_addr + sh.sh_size;
+				}
+		}
+		/* The executable segment's offset - address. */
+		for (i = 0; i < nph; i++)
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X) && vaddr[0] >= ph.p_vaddr &&
+			    vaddr[0] < ph.p_vaddr + ph.p_filesz) {
+				*delta = ph.p_offset - ph.p_vaddr;
+				ok = vaddr[0] && vaddr[1];
+			}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ok;
+}
+
+static void test_initfini(void)
+{
+	struct sym_opts opts = { .kallsyms = "", .buildid_dir = tmpdir };
+	char so[600], stripped[600], src[1024];
+	struct sym_frame fr[SYM_MAX_FRAMES];
+	struct sym_dso *dso, *sdso;
+	struct sym_ctx *ctx;
+	u64 at[2], end[2], delta = 0, s, e;
+	bool built;
+	int k, n;
+
+	snprintf(so, sizeof(so), "%s/libinitfini.so", tmpdir);
+	snprintf(stripped, sizeof(stripped), "%s/libinitfini-stripped.so", tmpdir);
+	snprintf(src, sizeof(src), "%s/initfini.c", tmpdir);
+	/* cc is there (main() checked): a library that cannot be built,
+	 * or has no .init and .fini (every glibc toolchain's crti.o and
+	 * crtn.o give them), is a failure, not a skip. */
+	built = !run("printf 'int f(int x) { return x * 3; }\\n' > %s && "
+		     "cc -O2 -shared -fPIC -o %s %s && strip -s -o %s %s",
+		     src, so, src, stripped, so) &&
+		initfini_ranges(stripped, at, end, &delta);
+	T(built);
+	if (!built)
+		return;
+	T_EQ_INT(sym_ctx_new(&opts, &ctx), 0);
+	if (!ctx)
+		return;
+	T_EQ_INT(sym_dso_get(ctx, so, NULL, 0, &dso), 0);
+	T_EQ_INT(sym_dso_get(ctx, stripped, NULL, 0, &sdso), 0);
+	for (k = 0; k < 2 && dso && sdso; k++) {
+		const char *want = k ? "_fini" : "_init";
+		u64 last = end[k] - 1;
+
+		/* What this test is about: no FDE there. */
+		T_EQ_INT(sym_dso_fde_range(ctx, sdso, at[k], &s, &e), 0);
+		/* The unstripped library's .symtab says the same. */
+		n = sym_resolve(ctx, dso, at[k] + delta, false, fr);
+		T_EQ_INT(n, 1);
+		if (n == 1)
+			T_EQ_STR(fr[0].func, want);
+		/* Its first and last byte, and a return address just
+		 * past its start (the call's byte is one back). */
+		n = sym_resolve(ctx, sdso, at[k] + delta, false, fr);
+		T_EQ_INT(n, 1);
+		if (n == 1) {
+			T_EQ_STR(fr[0].func, want);
+			T(fr[0].file == NULL);
+		}
+		n = sym_resolve(ctx, sdso, last + delta, false, fr);
+		T_EQ_INT(n, 1);
+		if (n == 1)
+			T_EQ_STR(fr[0].func, want);
+		n = sym_resolve(ctx, sdso, at[k] + 1 + delta, true, fr);
+		T_EQ_INT(n, 1);
+		if (n == 1)
+			T_EQ_STR(fr[0].func, want);
+	}
+	/* Just past .init, inside .plt (which has an FDE): not _init. */
+	if (sdso && end[0] < at[1]) {
+		n = sym_resolve(ctx, sdso, end[0] + 0x10 + delta, false, fr);
+		T(n <= 0 || !fr[0].func || strcmp(fr[0].func, "_init"));
+	}
+	sym_ctx_free(ctx);
+}
+
 static void test_missing(void)
 {
 	static const char *const names[] = {
@@ -1702,6 +1818,7 @@ int main(void)
 	test_build_ids();
 	test_split_debug();
 	test_aliases();
+	test_initfini();
 	test_mixed_aranges();
 	if (!run("c++ --version >/dev/null 2>&1"))
 		test_cpp_fixture("c++", "cpp_default");
