@@ -565,6 +565,12 @@ void sym_kernel_prefetch(struct sym_ctx *ctx, bool on)
 	ctx->while_waiting = on ? kern_while_waiting : NULL;
 }
 
+void sym_while_idle(struct sym_ctx *ctx)
+{
+	if (ctx->while_waiting)
+		ctx->while_waiting(ctx);
+}
+
 int sym_kernel_set_build_id(struct sym_ctx *ctx, const u8 *id, size_t size)
 {
 	static const char hex[] = "0123456789abcdef";

@@ -148,9 +148,12 @@ void stk_shed(struct stk_ctx *c)
 	c->short_at = NULL;
 	c->cap_short_at = 0;
 	htab_free(&c->names);
-	/* The memo points into the frame cache's frames. */
+	/* The memo points into the frame cache's frames; the runs'
+	 * memo holds its ids. */
 	free(c->memo);
 	c->memo = NULL;
+	free(c->blk);
+	c->blk = NULL;
 	htab_free(&c->cache);
 	idmap_free(&c->raw_ips);
 	free(c->fids);
@@ -969,6 +972,49 @@ static int push_memo_miss(struct stk_ctx *c, struct stk_memo *m, u64 ip, bool ke
 	return 0;
 }
 
+/*
+ * The memo of runs (docs/design.md §6.34). A deep stack is deep because
+ * a few call sites repeat (recursion, layers of one framework), so its
+ * entries come in runs that other chains have too, at other depths: a
+ * recursive-descent parser's chains are its three functions' return
+ * addresses in ever new orders. Four consecutive return addresses of one
+ * context and process (and maps generation) have the frames the four
+ * have one by one, so those are kept per run in a direct-mapped table,
+ * found with one hash of the four and copied as one block: a few
+ * instructions per entry instead of a memo lookup each. A run is kept
+ * only when each of its entries' frames is one the memo may keep (and
+ * they fit in STK_BLK_FR); the context's first entry, whose frames may
+ * take the sampled LR (push_lr_caller()), never starts or joins one.
+ */
+#define STK_BLK_N 4
+#define STK_BLK_BITS 10
+#define STK_BLK (1u << STK_BLK_BITS) /* slots */
+#define STK_BLK_FR 12		       /* frames a slot holds */
+
+struct stk_blk {
+	u64 ip[STK_BLK_N];
+	u64 pg; /* as stk_memo.pg */
+	u32 fr[STK_BLK_FR];
+	u8 fl[STK_BLK_FR];
+	u8 nfr;
+	u8 key; /* MEMO_*; 0: unused */
+};
+
+static inline size_t blk_idx(const u64 *a, u64 pg)
+{
+	u64 h = (a[0] * 0x9e3779b97f4a7c15ULL) ^ (a[1] * 0xc2b2ae3d27d4eb4fULL) ^
+		(a[2] * 0x165667b19e3779f9ULL) ^ (a[3] * 0xd6e8feb86659fd93ULL) ^
+		(pg * 0xff51afd7ed558ccdULL);
+
+	return (size_t)(h >> (64 - STK_BLK_BITS));
+}
+
+static inline bool blk_holds(const struct stk_blk *b, const u64 *a, u64 pg, u8 key)
+{
+	return b->key == key && b->pg == pg && b->ip[0] == a[0] && b->ip[1] == a[1] &&
+	       b->ip[2] == a[2] && b->ip[3] == a[3];
+}
+
 /* Callchain entries, leaf first. @user: also take the user context
  * (frame-pointer recordings); DWARF recordings unwind it instead.
  * A memo hit, the common case, is done here without a call: the stack's
@@ -984,12 +1030,13 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 	const u64 nr_cc = smp->callchain_nr;
 	const u8 *cc = smp->callchain;
 	struct stk_memo *memo = NULL;
+	struct stk_blk *blk = NULL, *fill = NULL;
 	u32 *st = NULL;
 	u8 *sf = NULL;
 	const u32 *fids = NULL;
 	const u8 *ffl = NULL;
-	size_t k = *n, room = 0;
-	u64 i, ip, pg = 0, hits = 0;
+	size_t k = *n, room = 0, fill_k = 0;
+	u64 i, ip, pg = 0, hits = 0, fill_end = 0;
 	u8 key = MEMO_USED | (kernel ? MEMO_KERNEL : 0);
 	int err = 0;
 
@@ -997,6 +1044,10 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 	    (c->memo || (c->memo = calloc(STK_MEMO, sizeof(*c->memo))))) {
 		memo = c->memo;
 		pg = memo_pg(c->pid, mach_maps_gen(c->mach, c->pid));
+		/* Without memory for it, entry by entry as before. */
+		if (nr_cc >= 2 * STK_BLK_N &&
+		    (c->blk || (c->blk = calloc(STK_BLK, sizeof(*c->blk)))))
+			blk = c->blk;
 	}
 
 	if (!nr_cc) {
@@ -1025,6 +1076,48 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 			const u64 mpg = kernel ? MEMO_PG_KERNEL : pg;
 			struct stk_memo *m = &memo[memo_idx(ip, mpg)];
 
+			if (blk && !first && !fill && i + STK_BLK_N <= nr_cc) {
+				u64 a[STK_BLK_N] = { ip, get_u64(cc + (i + 1) * 8),
+						     get_u64(cc + (i + 2) * 8),
+						     get_u64(cc + (i + 3) * 8) };
+
+				/* No context mark among them: one run. */
+				if ((a[1] | a[2] | a[3]) < CTX_MAX || (a[1] < CTX_MAX &&
+				    a[2] < CTX_MAX && a[3] < CTX_MAX)) {
+					struct stk_blk *b = &blk[blk_idx(a, mpg)];
+
+					if (blk_holds(b, a, mpg, key)) {
+						/* The whole slot is copied, a fixed
+						 * size: room for it past k, as for
+						 * copy_frames(). */
+						if (frames_need(k, STK_BLK_FR) > room) {
+							if (reserve_frames(c, k, STK_BLK_FR)) {
+								err = -ENOMEM;
+								break;
+							}
+							room = c->cap_stack < c->cap_sflags ?
+								c->cap_stack : c->cap_sflags;
+							st = c->stack;
+							sf = c->sflags;
+							fids = c->fids;
+							ffl = c->fflags;
+						}
+						memcpy(st + k, b->fr, sizeof(b->fr));
+						memcpy(sf + k, b->fl, sizeof(b->fl));
+						k += b->nfr;
+						hits += b->nfr;
+						i += STK_BLK_N - 1;
+						continue;
+					}
+					/* Filled as its entries are walked. */
+					fill = b;
+					fill_k = k;
+					fill_end = i + STK_BLK_N;
+					b->key = 0;
+					memcpy(b->ip, a, sizeof(a));
+					b->pg = mpg;
+				}
+			}
 			if (memo_holds(m, ip, mpg, key)) {
 				u32 nr = m->nr;
 
@@ -1050,6 +1143,18 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 			} else {
 				err = push_memo_miss(c, m, ip, kernel, !first, mpg, key, &k);
 				room = 0;
+				/* Frames the memo may not keep, no run keeps. */
+				if (fill && !memo_holds(m, ip, mpg, key))
+					fill = NULL;
+			}
+			if (fill && i + 1 == fill_end) {
+				if (!err && k - fill_k <= STK_BLK_FR) {
+					fill->nfr = (u8)(k - fill_k);
+					memcpy(fill->fr, c->stack + fill_k, fill->nfr * sizeof(*fill->fr));
+					memcpy(fill->fl, c->sflags + fill_k, fill->nfr);
+					fill->key = key;
+				}
+				fill = NULL;
 			}
 		} else {
 			err = push_frames(c, ip, kernel, !first, NULL, &k);

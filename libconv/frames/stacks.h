@@ -85,6 +85,9 @@ struct stk_ctx {
 	/* push_callchain's memo of recent addresses (docs/design.md §6.8):
 	 * STK_MEMO slots, allocated at the first callchain. */
 	struct stk_memo *memo;
+	/* Its memo of runs of STK_BLK_N entries (struct stk_blk in
+	 * stacks.c), allocated with it. */
+	struct stk_blk *blk;
 
 	/* -j N (docs/design.md §6.4): names come from one symbolizer all
 	 * sessions share (@rsym, under @rlock), so each DSO is opened and

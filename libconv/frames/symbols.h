@@ -243,6 +243,13 @@ void sym_kernel_describe(const struct sym_ctx *ctx, struct sym_kernel_desc *d);
  */
 void sym_kernel_prefetch(struct sym_ctx *ctx, bool on);
 
+/*
+ * The caller has nothing else to do for now (a thread waiting for
+ * work): what sym_kernel_prefetch() asked for is done here, once, if it
+ * was not done yet. Cheap when there is nothing to do.
+ */
+void sym_while_idle(struct sym_ctx *ctx);
+
 /* Resolve a kernel address (function name only; modules included).
  * Returns 1 and fills frames[0], 0 if unknown, or -ENOMEM. */
 int sym_kernel_resolve(struct sym_ctx *ctx, u64 addr, struct sym_frame *frame);

@@ -17,6 +17,8 @@
 #include "recbuild.h"
 #include "test.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +137,92 @@ static void test_memo_churn(void)
 	T_EQ_INT(bad, 0);
 	T_EQ_INT(lines, NS);
 	T_EQ_INT(st.samples_kept, NS);
+	free(out);
+}
+
+/*
+ * The memo of runs (stacks.c's struct stk_blk, docs/design.md §6.34):
+ * deep chains of three return addresses in ever new orders, so runs of
+ * four repeat at every depth, in two processes whose libraries differ
+ * at those addresses, one of them mapping another library there half
+ * way. Each chain has a leaf of its own (so the session's callchain
+ * cache never answers), and every eleventh an address in no map in its
+ * middle (frames the memo does not keep, so no run holds it). Each
+ * frame must name its own process's library of the sample's time.
+ */
+static bool line_in(const char *out, const char *line)
+{
+	const char *p;
+
+	for (p = out; p && (p = strstr(p, line)); p++)
+		if (p == out || p[-1] == '\n')
+			return true;
+	return false;
+}
+
+static void test_runs(void)
+{
+	enum { NS = 3000, REMAP = NS / 2 };
+	struct perfspy_stats st = { .sz = sizeof(st) };
+	struct rb d = { 0 };
+	uint64_t chain[32], frames = 0, nomap = 0;
+	char *out, *line;
+	unsigned i, j, depth, bad = 0, lines = 0;
+
+	rb_comm(&d, 100, 100, "p1", 1, 1);
+	rb_comm(&d, 200, 200, "p2", 1, 1);
+	rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/a", 2);
+	rb_mmap2(&d, 200, 0x400000, 0x100000, 0, "/nonexistent/c", 2);
+	for (i = 0; i < NS; i++) {
+		if (i == REMAP)
+			rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/b", 10 + i);
+		depth = 12 + i % 9;
+		chain[0] = CTX_USER;
+		chain[1] = 0x4a0000 + 0x10 * (uint64_t)i;
+		for (j = 1; j < depth; j++)
+			chain[1 + j] = i % 11 == 0 && j == 5 ? 0x9000 :
+				0x400100 + 0x100 * (uint64_t)((i / 7 + j * j) % 3);
+		rb_sample(&d, i % 2 ? 200 : 100, i % 2 ? 200 : 100, 10 + i, chain, depth + 1, 1);
+		frames += depth;
+		nomap += i % 11 == 0;
+	}
+	rb_round(&d);
+	T_EQ_INT(convert_recs(&d, &st, &out), 0);
+	T_EQ_INT(st.frames, frames);
+	T_EQ_INT(st.frames_no_map, nomap);
+	T_EQ_INT(st.samples_kept, NS);
+	for (i = 0; out && i < NS; i++) {
+		const char *lib = i % 2 ? "c" : i < REMAP ? "a" : "b";
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&buf, &len);
+
+		if (!mf)
+			abort();
+		depth = 12 + i % 9;
+		for (j = depth; j-- > 1;) {
+			if (i % 11 == 0 && j == 5)
+				fprintf(mf, "0x9000 (?);");
+			else
+				fprintf(mf, "0x%llx (%s);",
+					(unsigned long long)(0x400100 +
+							     0x100 * (uint64_t)((i / 7 + j * j) % 3)),
+					lib);
+		}
+		fprintf(mf, "0x%llx (%s) 1\n", (unsigned long long)(0x4a0000 + 0x10 * (uint64_t)i),
+			lib);
+		fclose(mf);
+		if (!line_in(out, buf)) {
+			if (!bad)
+				fprintf(stderr, "runs: sample %u: no line %s", i, buf);
+			bad++;
+		}
+		free(buf);
+	}
+	for (line = out; line && *line; line = strchr(line, '\n') + 1)
+		lines++;
+	T_EQ_INT(bad, 0);
+	T_EQ_INT(lines, NS);
 	free(out);
 }
 
@@ -268,6 +356,7 @@ int main(void)
 	test_anon_edges();
 	test_memo_maps();
 	test_memo_churn();
+	test_runs();
 	test_raw_addresses();
 	test_chain_rest();
 	TEST_MAIN_END();

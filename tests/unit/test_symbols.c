@@ -1383,6 +1383,48 @@ static void test_ahead_wait(void)
 
 /* ---- kallsyms ---- */
 
+/*
+ * sym_kernel_prefetch() then sym_while_idle(): the table is read there
+ * (a waiting thread's spare time, session.c's builder), not at the
+ * first kernel address. Shown by replacing the file in between: what
+ * was read at idle names the address, and a context that was never
+ * idle reads the new file at its first use (the control).
+ */
+static void test_kernel_idle(void)
+{
+	char path[600], next[600];
+	struct sym_opts opts = { .kallsyms = path };
+	struct sym_frame fr;
+	struct sym_ctx *idle, *lazy;
+
+	snprintf(path, sizeof(path), "%s/kallsyms-idle", tmpdir);
+	snprintf(next, sizeof(next), "%s/kallsyms-idle.next", tmpdir);
+	write_file(path, "ffffffff81000000 T _text\n"
+			 "ffffffff81000000 T startup_64\n"
+			 "ffffffff81002000 T _etext\n");
+	write_file(next, "ffffffff81000000 T _text\n"
+			 "ffffffff81000000 T replaced_fn\n"
+			 "ffffffff81002000 T _etext\n");
+	T_EQ_INT(sym_ctx_new(&opts, &idle), 0);
+	T_EQ_INT(sym_ctx_new(&opts, &lazy), 0);
+	if (!idle || !lazy)
+		goto out;
+	sym_while_idle(idle); /* nothing asked for: nothing read */
+	sym_kernel_prefetch(idle, true);
+	sym_while_idle(idle);
+	sym_while_idle(idle); /* once */
+	T_EQ_INT(rename(next, path), 0);
+	T(sym_kernel_usable(idle, 0xffffffff81000000ULL));
+	T_EQ_INT(sym_kernel_resolve(idle, 0xffffffff81000050ULL, &fr), 1);
+	T_EQ_STR(fr.func, "startup_64");
+	T(sym_kernel_usable(lazy, 0xffffffff81000000ULL));
+	T_EQ_INT(sym_kernel_resolve(lazy, 0xffffffff81000050ULL, &fr), 1);
+	T_EQ_STR(fr.func, "replaced_fn");
+out:
+	sym_ctx_free(idle);
+	sym_ctx_free(lazy);
+}
+
 static void test_kallsyms(void)
 {
 	char path[600], zero[600];
@@ -1797,6 +1839,7 @@ int main(void)
 	}
 	test_demangle();
 	test_kallsyms();
+	test_kernel_idle();
 	test_kallsyms_pieces();
 	test_kallsyms_ties();
 	test_proc_kallsyms();
