@@ -1015,6 +1015,25 @@ static inline bool blk_holds(const struct stk_blk *b, const u64 *a, u64 pg, u8 k
 	       b->ip[2] == a[2] && b->ip[3] == a[3];
 }
 
+/* Room past @k for @nr more frames, as push_callchain()'s locals track
+ * it: *@room, and the arrays' pointers taken again after a reserve that
+ * may move them. 0 or -ENOMEM. */
+static inline __attribute__((always_inline)) int
+room_for(struct stk_ctx *c, size_t k, u32 nr, size_t *room, u32 **st, u8 **sf,
+	 const u32 **fids, const u8 **ffl)
+{
+	if (frames_need(k, nr) <= *room)
+		return 0;
+	if (reserve_frames(c, k, nr))
+		return -ENOMEM;
+	*room = c->cap_stack < c->cap_sflags ? c->cap_stack : c->cap_sflags;
+	*st = c->stack;
+	*sf = c->sflags;
+	*fids = c->fids;
+	*ffl = c->fflags;
+	return 0;
+}
+
 /* Callchain entries, leaf first. @user: also take the user context
  * (frame-pointer recordings); DWARF recordings unwind it instead.
  * A memo hit, the common case, is done here without a call: the stack's
@@ -1090,18 +1109,9 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 						/* The whole slot is copied, a fixed
 						 * size: room for it past k, as for
 						 * copy_frames(). */
-						if (frames_need(k, STK_BLK_FR) > room) {
-							if (reserve_frames(c, k, STK_BLK_FR)) {
-								err = -ENOMEM;
-								break;
-							}
-							room = c->cap_stack < c->cap_sflags ?
-								c->cap_stack : c->cap_sflags;
-							st = c->stack;
-							sf = c->sflags;
-							fids = c->fids;
-							ffl = c->fflags;
-						}
+						if ((err = room_for(c, k, STK_BLK_FR, &room, &st, &sf,
+								    &fids, &ffl)))
+							break;
 						memcpy(st + k, b->fr, sizeof(b->fr));
 						memcpy(sf + k, b->fl, sizeof(b->fl));
 						k += b->nfr;
@@ -1125,18 +1135,8 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 				 * without a call (reserve_frames()). A call
 				 * below may move the arrays: it sets room to
 				 * 0, and the pointers are taken again here. */
-				if (frames_need(k, nr) > room) {
-					if (reserve_frames(c, k, nr)) {
-						err = -ENOMEM;
-						break;
-					}
-					room = c->cap_stack < c->cap_sflags ?
-						c->cap_stack : c->cap_sflags;
-					st = c->stack;
-					sf = c->sflags;
-					fids = c->fids;
-					ffl = c->fflags;
-				}
+				if ((err = room_for(c, k, nr, &room, &st, &sf, &fids, &ffl)))
+					break;
 				copy_frames(st + k, sf + k, fids + m->first, ffl + m->first, nr);
 				k += nr;
 				hits += nr;

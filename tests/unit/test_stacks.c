@@ -40,6 +40,30 @@ static int convert_recs(struct rb *d, struct perfspy_stats *st, char **out)
 	return err;
 }
 
+/* Processes 100 ("p1") and 200 ("p2"), each with a 1 MB library at
+ * 0x400000: @lib1 and @lib2. */
+static void two_procs(struct rb *d, const char *lib1, const char *lib2)
+{
+	rb_comm(d, 100, 100, "p1", 1, 1);
+	rb_comm(d, 200, 200, "p2", 1, 1);
+	rb_mmap2(d, 100, 0x400000, 0x100000, 0, lib1, 2);
+	rb_mmap2(d, 200, 0x400000, 0x100000, 0, lib2, 2);
+}
+
+/* Lines of @out (NULL: none). */
+static unsigned count_lines(const char *out)
+{
+	const char *nl;
+	unsigned n = 0;
+
+	for (; out && *out; out = nl + 1) {
+		n++;
+		if (!(nl = strchr(out, '\n')))
+			break;
+	}
+	return n;
+}
+
 /*
  * One address four times in a chain (recursion): the first is where the
  * thread was interrupted, the rest return addresses. A new map over it
@@ -93,13 +117,10 @@ static void test_memo_churn(void)
 	struct perfspy_stats st = { .sz = sizeof(st) };
 	struct rb d = { 0 };
 	uint64_t chain[DEPTH + 1];
-	char *out, *line;
-	unsigned i, j, pid, bad = 0, lines = 0;
+	char *out;
+	unsigned i, j, pid, bad = 0;
 
-	rb_comm(&d, 100, 100, "p1", 1, 1);
-	rb_comm(&d, 200, 200, "p2", 1, 1);
-	rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/one", 2);
-	rb_mmap2(&d, 200, 0x400000, 0x100000, 0, "/nonexistent/two", 2);
+	two_procs(&d, "/nonexistent/one", "/nonexistent/two");
 	chain[0] = CTX_USER;
 	for (i = 0; i < NS; i++) {
 		pid = i % 2 ? 200 : 100;
@@ -132,10 +153,8 @@ static void test_memo_churn(void)
 			bad++;
 		free(buf);
 	}
-	for (line = out; line && *line; line = strchr(line, '\n') + 1)
-		lines++;
 	T_EQ_INT(bad, 0);
-	T_EQ_INT(lines, NS);
+	T_EQ_INT(count_lines(out), NS);
 	T_EQ_INT(st.samples_kept, NS);
 	free(out);
 }
@@ -166,13 +185,10 @@ static void test_runs(void)
 	struct perfspy_stats st = { .sz = sizeof(st) };
 	struct rb d = { 0 };
 	uint64_t chain[32], frames = 0, nomap = 0;
-	char *out, *line;
-	unsigned i, j, depth, bad = 0, lines = 0;
+	char *out;
+	unsigned i, j, depth, bad = 0;
 
-	rb_comm(&d, 100, 100, "p1", 1, 1);
-	rb_comm(&d, 200, 200, "p2", 1, 1);
-	rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/a", 2);
-	rb_mmap2(&d, 200, 0x400000, 0x100000, 0, "/nonexistent/c", 2);
+	two_procs(&d, "/nonexistent/a", "/nonexistent/c");
 	for (i = 0; i < NS; i++) {
 		if (i == REMAP)
 			rb_mmap2(&d, 100, 0x400000, 0x100000, 0, "/nonexistent/b", 10 + i);
@@ -219,10 +235,8 @@ static void test_runs(void)
 		}
 		free(buf);
 	}
-	for (line = out; line && *line; line = strchr(line, '\n') + 1)
-		lines++;
 	T_EQ_INT(bad, 0);
-	T_EQ_INT(lines, NS);
+	T_EQ_INT(count_lines(out), NS);
 	free(out);
 }
 
