@@ -104,8 +104,7 @@ static int settle(struct sym_ctx *ctx, struct sym_dso *d)
 		 * DWARF while nothing else can move. */
 		if (ctx) {
 			a->help(a);
-			if (ctx->while_waiting)
-				ctx->while_waiting(ctx);
+			sym_while_idle(ctx);
 		}
 		pthread_mutex_lock(&a->mu);
 		while ((s = __atomic_load_n(&d->ahead, __ATOMIC_ACQUIRE)) == AHEAD_BUSY)
