@@ -1063,7 +1063,8 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 	    (c->memo || (c->memo = calloc(STK_MEMO, sizeof(*c->memo))))) {
 		memo = c->memo;
 		pg = memo_pg(c->pid, mach_maps_gen(c->mach, c->pid));
-		/* Without memory for it, entry by entry as before. */
+		/* Not for chains shorter than two runs; without memory
+		 * for it, entry by entry as before. */
 		if (nr_cc >= 2 * STK_BLK_N &&
 		    (c->blk || (c->blk = calloc(STK_BLK, sizeof(*c->blk)))))
 			blk = c->blk;
@@ -1101,8 +1102,7 @@ static int push_callchain(struct stk_ctx *c, const struct rec_sample *smp,
 						     get_u64(cc + (i + 3) * 8) };
 
 				/* No context mark among them: one run. */
-				if ((a[1] | a[2] | a[3]) < CTX_MAX || (a[1] < CTX_MAX &&
-				    a[2] < CTX_MAX && a[3] < CTX_MAX)) {
+				if (a[1] < CTX_MAX && a[2] < CTX_MAX && a[3] < CTX_MAX) {
 					struct stk_blk *b = &blk[blk_idx(a, mpg)];
 
 					if (blk_holds(b, a, mpg, key)) {
