@@ -104,7 +104,8 @@ static int settle(struct sym_ctx *ctx, struct sym_dso *d)
 		 * DWARF while nothing else can move. */
 		if (ctx) {
 			a->help(a);
-			sym_while_idle(ctx);
+			if (ctx->while_waiting)
+				ctx->while_waiting(ctx);
 		}
 		pthread_mutex_lock(&a->mu);
 		while ((s = __atomic_load_n(&d->ahead, __ATOMIC_ACQUIRE)) == AHEAD_BUSY)
