@@ -25,7 +25,9 @@
 # stage), then the ratios.  Targets (docs/design.md §6.1): perfspy >= 20x
 # faster than the pipeline, with a lower peak RSS; issue 16's goals: >= 5x
 # faster than `perf report -g folded` on frame pointers, within 2x of `cat` on
-# DWARF, peak RSS never above perf report's.  BENCH_PIPELINES=0 skips the
+# DWARF, peak RSS never above perf report's; and, on more than one CPU, the
+# same bytes from -j 1, -j (all CPUs) and the default on one CPU, the last
+# timed for how the default scales with CPUs.  BENCH_PIPELINES=0 skips the
 # (slow) perf script pipelines.
 # Usage: O=build bench/run.sh   (or `make bench`).  BENCH_REFRESH=1 records
 # a new profile.
@@ -195,6 +197,9 @@ run_perfspy() {
 run_perfspy_alt() {
 	tm "$tmp/t.1" "$PERFSPY" convert -q -j "$alt_j" -i "$DATA" -o "$1"
 }
+run_perfspy_one() {
+	tm "$tmp/t.1" taskset -c "$one_cpu" "$PERFSPY" convert -q -i "$DATA" -o "$1"
+}
 run_perf_report() {
 	tm "$tmp/t.1" "$PERF" report -i "$DATA" --stdio --no-children -g folded >"$1" 2>/dev/null
 }
@@ -221,11 +226,22 @@ if [ "${BENCH_MODE:-fp}" = dwarf ] && [ "$ncpu" -gt 2 ]; then
 	def_j=$((ncpu - 1))
 fi
 tools=(perfspy perf_report cat)
-[ "$ncpu" -gt 1 ] && tools=(perfspy perfspy_alt perf_report cat)
+# On more than one CPU also the default pinned to one of them (taskset, the
+# first this shell may use), where it sees one CPU and starts no helper
+# thread: the default's time against it is how far the conversion scales
+# from one CPU to all of them here (issue 16's "scaling with cores"; this
+# project's machines have 2).
+one_cpu=
+if [ "$ncpu" -gt 1 ]; then
+	tools=(perfspy perfspy_alt perfspy_one perf_report cat)
+	command -v taskset >/dev/null || die "taskset (util-linux) missing"
+	one_cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
+fi
 [ "${BENCH_PIPELINES:-1}" = 1 ] && tools+=(script_awk script_py)
 declare -A LABEL=(
 	[perfspy]="perfspy convert (default -j $def_j)"
 	[perfspy_alt]="perfspy convert -j $alt_j"
+	[perfspy_one]="perfspy convert, on one CPU"
 	[perf_report]="perf report -g folded"
 	[cat]="cat (the floor)"
 	[script_awk]="perf script | collapse.awk | sort"
@@ -264,7 +280,9 @@ done
 if [ "$ncpu" -gt 1 ]; then
 	cmp -s "$tmp/perfspy.out" "$tmp/perfspy_alt.out" ||
 		die "perfspy -j $def_j and -j $alt_j wrote different output"
-	echo "bench: perfspy -j $def_j and -j $alt_j wrote the same bytes"
+	cmp -s "$tmp/perfspy.out" "$tmp/perfspy_one.out" ||
+		die "perfspy on one CPU and on $ncpu wrote different output"
+	echo "bench: perfspy -j $def_j, -j $alt_j and on one CPU wrote the same bytes"
 fi
 
 # Sanity: every folding tool folds every sample (perf report prints
@@ -302,7 +320,7 @@ for t in tools:
         samples / m, nbytes / 1e6 / m, rss[t] / 1024))
 print()
 for t in tools[1:]:
-    if t in ('cat', 'perfspy_alt'):
+    if t in ('cat', 'perfspy_alt', 'perfspy_one'):
         continue
     r = med[t] / med['perfspy']
     rr = rss[t] / rss['perfspy'] if rss['perfspy'] else 0
@@ -315,6 +333,10 @@ if 'perfspy_alt' in med:
     print('%-36s %6.1fx the time of cat; perf report %.1fx slower; the default is %.2fx faster' % (
         label['perfspy_alt'], med['perfspy_alt'] / med['cat'] if med['cat'] else 0,
         med['perf_report'] / med['perfspy_alt'], med['perfspy_alt'] / med['perfspy']))
+if 'perfspy_one' in med:
+    print('%-36s %6.2fx faster on %d CPUs than on one (CPU time: %.2fx the one CPU\'s)' % (
+        label['perfspy'], med['perfspy_one'] / med['perfspy'], $ncpu,
+        cmed['perfspy'] / cmed['perfspy_one'] if cmed['perfspy_one'] else 0))
 print()
 peer = med['perf_report'] / med['perfspy']
 ok_rss = rss['perfspy'] <= rss['perf_report']
