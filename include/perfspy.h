@@ -569,6 +569,15 @@ PERFSPY_API size_t perfspy_folder__nr_stacks(const struct perfspy_folder *f);
 PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f);
 
 /*
+ * 0.7: the text of distinct frame @idx (0, 1, ... in order of first
+ * use) and its length in *@len (may be NULL); NULL past the last one.
+ * The text lives as long as @f and is not NUL-terminated when it held
+ * a NUL byte (use *@len).
+ */
+PERFSPY_API const char *perfspy_folder__frame(const struct perfspy_folder *f, uint32_t idx,
+					      size_t *len);
+
+/*
  * Issue 15: keep every sample's time, thread and stack (16 bytes a
  * sample) while a session converts into @f, so the speedscope writer
  * can lay the samples out in time order with their real times
@@ -710,9 +719,21 @@ struct perfspy_read_opts {
 	bool full_filenames;
 	/* As in perfspy_open_opts: @log_level 0 means ERROR, not WARN. */
 	bool log_level_set;
+	/* perfspy_folder__read_pprof() (0.7): what the profile says of its
+	 * frames' code, for a pprof writer (`perfspy combine`). Called once
+	 * with @frame NULL for the profile's first Mapping (the main binary
+	 * by pprof's convention), if it has one; then for each frame made
+	 * from each Location: its text as the folder holds it (@len bytes),
+	 * whether it is an inlined callee (not its Location's last Line),
+	 * and its Location's Mapping's file name and build id as stored (""
+	 * for none). A negative return ends the read with that error. NULL:
+	 * not called. The other readers ignore it. */
+	int (*pprof_frame)(void *ctx, const char *frame, size_t len, bool inlined,
+			   const char *filename, const char *build_id);
+	void *pprof_frame_ctx;
 	size_t : 0;
 };
-#define perfspy_read_opts__last_field log_level_set
+#define perfspy_read_opts__last_field pprof_frame_ctx
 
 /* What a read found (fields up to ->sz, which the caller sets). */
 struct perfspy_read_stats {
@@ -724,6 +745,8 @@ struct perfspy_read_stats {
 	uint64_t thread_samples; /* weight of stacks with a `thread (...)` root */
 	uint64_t native_samples; /* weight of stacks with a native frame below a
 				  * Python frame (py-spy --native) */
+	uint64_t duration_ns;	 /* pprof (0.7): the profile's duration_nanos, 0
+				  * when it has none */
 	size_t : 0;
 };
 

@@ -383,6 +383,16 @@ PERFSPY_API uint64_t perfspy_folder__total(const struct perfspy_folder *f)
 	return f->total;
 }
 
+PERFSPY_API const char *perfspy_folder__frame(const struct perfspy_folder *f, uint32_t idx,
+					      size_t *len)
+{
+	if (!f || idx >= strset_nr(&f->names))
+		return NULL;
+	if (len)
+		*len = strset_len(&f->names, idx);
+	return strset_str(&f->names, idx);
+}
+
 void fold_prefetch(const struct perfspy_folder *f, size_t idx, bool ids)
 {
 	const struct fold_stack *st = &f->stacks[idx];

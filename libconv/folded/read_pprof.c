@@ -69,6 +69,10 @@ struct rd {
 	char *buf;
 	size_t cap;
 	u64 samples, stacks, bad, thread_samples;
+	/* perfspy_read_opts.pprof_frame */
+	int (*frame_fn)(void *ctx, const char *frame, size_t len, bool inlined,
+			const char *filename, const char *build_id);
+	void *frame_ctx;
 };
 
 /* String @i of the table, or "" when out of range. */
@@ -113,6 +117,30 @@ static const char *mapping_file(const struct rd *r, u64 id)
 	s = str_at(r, r->p->mapping[m->i]->filename);
 	slash = s[0] == '/' ? strrchr(s, '/') : NULL;
 	return slash && slash[1] ? slash + 1 : s;
+}
+
+/* Location @li's frames to perfspy_read_opts.pprof_frame: the first
+ * (its last Line, the caller) as called, the rest as inlined into it
+ * (profile.proto: line[i] is inlined into line[i + 1]). */
+static int tell_frames(struct rd *r, size_t li)
+{
+	const PLocation *loc = r->p->location[li];
+	const struct idx *m = find_idx(r->maps, r->p->n_mapping, loc->mapping_id);
+	const PMapping *map = m ? r->p->mapping[m->i] : NULL;
+	const char *file = map ? str_at(r, map->filename) : "";
+	const char *bid = map ? str_at(r, map->build_id) : "";
+	u32 j;
+	int err;
+
+	for (j = 0; j < r->loc_nframes[li]; j++) {
+		u32 id = r->loc_frames[li][j];
+
+		err = r->frame_fn(r->frame_ctx, fold_name(r->f, id), fold_name_len(r->f, id),
+				  j > 0, file, bid);
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }
 
 static int intern_buf(struct rd *r, int n, u32 *out)
@@ -334,8 +362,11 @@ static int read_profile(struct rd *r)
 	if (!r->loc_frames || !r->loc_nframes)
 		return -ENOMEM;
 	memset(r->loc_frames, 0, (p->n_location + 1) * sizeof(*r->loc_frames));
-	for (i = 0; !err && i < p->n_location; i++)
+	for (i = 0; !err && i < p->n_location; i++) {
 		err = location_frames(r, i);
+		if (!err && r->frame_fn)
+			err = tell_frames(r, i);
+	}
 	if (!err)
 		err = add_samples(r, value_index(p));
 	return err;
@@ -438,7 +469,18 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 	}
 	if (!err) {
 		r.p = p;
-		err = read_profile(&r);
+		r.frame_fn = OPTS_GET(opts, pprof_frame, NULL);
+		r.frame_ctx = OPTS_GET(opts, pprof_frame_ctx, NULL);
+		if (r.frame_fn && p->n_mapping) {
+			const PMapping *m = p->mapping[0];
+
+			err = r.frame_fn(r.frame_ctx, NULL, 0, false, str_at(&r, m->filename),
+					 str_at(&r, m->build_id));
+			if (err > 0)
+				err = 0;
+		}
+		if (!err)
+			err = read_profile(&r);
 		if (r.bad)
 			pr_warn(&r.log, "%s: %llu samples skipped (unknown location or negative value)",
 				r.name, (unsigned long long)r.bad);
@@ -450,6 +492,7 @@ PERFSPY_API int perfspy_folder__read_pprof(struct perfspy_folder *f, const char 
 		st.stacks = r.stacks;
 		st.bad = r.bad;
 		st.thread_samples = r.thread_samples;
+		st.duration_ns = p->duration_nanos > 0 ? (u64)p->duration_nanos : 0;
 		memcpy(stats, &st, stats->sz < sizeof(st) ? stats->sz : sizeof(st));
 	}
 	if (r.loc_frames)

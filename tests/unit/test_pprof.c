@@ -546,6 +546,114 @@ static void test_inlined(void)
 	read_back_same(f, buf, len);
 }
 
+/* perfspy_read_opts.pprof_frame: what the reader tells of each frame. */
+struct told {
+	char text[64][48];
+	char file[64][32], bid[64][8];
+	bool inlined[64];
+	int n;
+	char main[32];
+	int mains, stop_at;
+};
+
+static int tell(void *ctx, const char *frame, size_t len, bool inlined, const char *file,
+		const char *bid)
+{
+	struct told *t = ctx;
+
+	if (!frame) {
+		T_EQ_INT(t->n, 0); /* the main binary first */
+		snprintf(t->main, sizeof(t->main), "%s", file);
+		t->mains++;
+		return 0;
+	}
+	if (t->stop_at && t->n + 1 == t->stop_at)
+		return -ENOSPC;
+	T(t->n < 64);
+	if (t->n >= 64)
+		return 0;
+	snprintf(t->text[t->n], sizeof(t->text[0]), "%.*s", (int)len, frame);
+	snprintf(t->file[t->n], sizeof(t->file[0]), "%s", file);
+	snprintf(t->bid[t->n], sizeof(t->bid[0]), "%s", bid);
+	t->inlined[t->n++] = inlined;
+	return 0;
+}
+
+static int told_at(const struct told *t, const char *text)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->text[i], text))
+			return i;
+	return -1;
+}
+
+/* Read back, the callback hears the main binary first, then each frame
+ * of each Location with its Location's Mapping (path and build id) and
+ * whether it is an inlined callee; the frame text is the folder's, and
+ * perfspy_folder__frame() lists the same texts. A negative return ends
+ * the read with it. */
+static void test_frames_told(void)
+{
+	static const char *const paths[] = { "/usr/lib/libc.so.6", "/opt/x/prog" };
+	static const char *const bids[] = { "aa", NULL };
+	PERFSPY_OPTS(perfspy_write_opts, o, .format = PERFSPY_FORMAT_PPROF, .dso_paths = paths,
+		     .dso_build_ids = bids, .nr_dsos = 2, .main_binary = "/opt/x/prog",
+		     .frame_lib = lib_of, .frame_inlined = inl);
+	struct told t = { 0 };
+	PERFSPY_OPTS(perfspy_read_opts, ro, .pprof_frame = tell, .pprof_frame_ctx = &t);
+	struct perfspy_folder *f, *back;
+	char *buf = NULL;
+	size_t len = 0, n, k;
+	FILE *mf = open_memstream(&buf, &len);
+	const char *txt;
+	int i;
+
+	T_EQ_INT(perfspy_folder__new(&f), 0);
+	add(f, "thread (1): t;main (m.c:1);outer (a.c:9);in2 (a.c:7);a (libc.so.6)", 2);
+	add(f, "0x10 (?);b;main (m.c:1)", 1);
+	T_EQ_INT(perfspy_folder__write(f, mf, &o), 0);
+	fclose(mf);
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, &ro, NULL), 0);
+	T_EQ_INT(t.mains, 1);
+	T_EQ_STR(t.main, "/opt/x/prog");
+	/* main, outer with in2 inlined, a, 0x10 (?), b: one call each */
+	T_EQ_INT(t.n, 6);
+	i = told_at(&t, "main (m.c:1)");
+	T(i >= 0 && !strcmp(t.file[i], "/opt/x/prog") && !t.inlined[i] && !*t.bid[i]);
+	i = told_at(&t, "outer (a.c:9)");
+	T(i >= 0 && !t.inlined[i] && !*t.file[i]);
+	i = told_at(&t, "in2 (a.c:7)");
+	T(i >= 0 && t.inlined[i]);
+	i = told_at(&t, "a (libc.so.6)");
+	T(i >= 0 && !strcmp(t.file[i], "/usr/lib/libc.so.6") && !strcmp(t.bid[i], "aa"));
+	i = told_at(&t, "0x10 (?)");
+	T(i >= 0 && !strcmp(t.file[i], "?"));
+	i = told_at(&t, "b");
+	T(i >= 0 && !*t.file[i] && !t.inlined[i]);
+	/* Every text told is one the folder holds, and the other way round
+	 * for frames of Locations (the thread root is a label). */
+	for (n = 0; (txt = perfspy_folder__frame(back, (uint32_t)n, &k)); n++) {
+		T_EQ_INT(k, strlen(txt));
+		T(!strncmp(txt, "thread (", 8) || told_at(&t, txt) >= 0);
+	}
+	T_EQ_INT(n, 7);
+	T(perfspy_folder__frame(back, (uint32_t)n, NULL) == NULL);
+	T(perfspy_folder__frame(NULL, 0, NULL) == NULL);
+	perfspy_folder__free(back);
+
+	/* A callback's error ends the read with it. */
+	memset(&t, 0, sizeof(t));
+	t.stop_at = 3;
+	T_EQ_INT(perfspy_folder__new(&back), 0);
+	T_EQ_INT(perfspy_folder__read_pprof(back, NULL, buf, len, &ro, NULL), -ENOSPC);
+	perfspy_folder__free(back);
+	free(buf);
+	perfspy_folder__free(f);
+}
+
 static void test_add_folder(void)
 {
 	struct perfspy_folder *a = shape_folder(0), *b, *c;
@@ -579,6 +687,7 @@ int main(void)
 	test_dsos();
 	test_main_binary();
 	test_inlined();
+	test_frames_told();
 	test_add_folder();
 	TEST_MAIN_END();
 }
