@@ -1121,6 +1121,14 @@ PERFSPY_API int perfspy_symbolizer__stats(const struct perfspy_symbolizer *s,
 PERFSPY_API const char *perfspy_symbolizer__frame_lib(const struct perfspy_symbolizer *s,
 						      const char *frame, size_t len);
 
+/* 0.7: perfspy_session__frame_inlined() and perfspy_session__dso() for
+ * the frames and binaries this symbolizer named (for pprof's inlined
+ * Lines and Mappings: the plugin's pprof output, as convert's). */
+PERFSPY_API bool perfspy_symbolizer__frame_inlined(const struct perfspy_symbolizer *s,
+						   const char *frame, size_t len);
+PERFSPY_API int perfspy_symbolizer__dso(const struct perfspy_symbolizer *s, uint32_t idx,
+					struct perfspy_dso *d);
+
 /*
  * Live recording (`perfspy record`): sample a process through libperf
  * (perf_event_open, per-CPU ring buffers) and hand the records over as a

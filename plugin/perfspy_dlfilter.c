@@ -66,6 +66,17 @@ struct state {
 	char *kernel_bid; /* the kernel's build id, asked once */
 	size_t kernel_bid_size;
 	bool kernel_bid_asked;
+	/* pprof: the programs samples ran (note_program()) and the span of
+	 * their times, as convert gives them (docs/output.md). */
+	struct prog *progs;
+	size_t nr_progs, cap_progs;
+	__u64 t_first, t_last;
+	bool have_time;
+};
+
+struct prog {
+	char *path;
+	unsigned long long samples;
 };
 
 static void log_stderr(void *ctx, int level, const char *msg)
@@ -86,6 +97,9 @@ static void state_free(struct state *st)
 	free(st->locs);
 	free(st->frames);
 	free(st->kernel_bid);
+	while (st->nr_progs)
+		free(st->progs[--st->nr_progs].path);
+	free(st->progs);
 	free(st);
 }
 
@@ -329,6 +343,56 @@ static int sample_locations(struct state *st, const struct perf_dlfilter_sample 
 	return 0;
 }
 
+/* Is @name (a file name) a shared library's: ".so" at its end, before
+ * " (deleted)" or before ".DIGIT" (libc.so.6)? As machine.c tells a
+ * process's own image from its libraries. */
+static bool shared_lib(const char *name)
+{
+	const char *p;
+
+	for (p = strstr(name, ".so"); p; p = strstr(p + 3, ".so"))
+		if (!p[3] || p[3] == ' ' || (p[3] == '.' && p[4] >= '0' && p[4] <= '9'))
+			return true;
+	return false;
+}
+
+/*
+ * The program this sample ran, for pprof's main binary: perf gives a
+ * dlfilter no process image, so it is the binary of the outermost user
+ * frame that is not a shared library (`_start`'s, `main`'s, a thread
+ * function's below libc's `clone3`), counted per sample; convert counts
+ * each thread's exec'd image instead (main_binary() in tools/cli.c).
+ */
+static int note_program(struct state *st, size_t n)
+{
+	const char *path = NULL, *base;
+	size_t i;
+
+	while (n-- > 0) {
+		const struct perfspy_location *l = &st->locs[n];
+
+		if (l->kind != PERFSPY_LOC_DSO || !l->dso || l->dso[0] == '[')
+			continue;
+		base = strrchr(l->dso, '/');
+		if (!shared_lib(base ? base + 1 : l->dso)) {
+			path = l->dso;
+			break;
+		}
+	}
+	if (!path)
+		return 0;
+	for (i = 0; i < st->nr_progs; i++)
+		if (!strcmp(st->progs[i].path, path)) {
+			st->progs[i].samples++;
+			return 0;
+		}
+	if (grow((void **)&st->progs, &st->cap_progs, sizeof(*st->progs), st->nr_progs + 1) ||
+	    !(st->progs[st->nr_progs].path = strdup(path)))
+		return -ENOMEM;
+	st->progs[st->nr_progs++].samples = 1;
+	return 0;
+}
+
 static bool is_dwarf(void *ctx)
 {
 	struct perf_event_attr *attr = FN_HAS(attr) ? perf_dlfilter_fns.attr(ctx) : NULL;
@@ -404,8 +468,17 @@ EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *
 			"use `perfspy convert` for whole stacks\n");
 	}
 	err = sample_locations(st, s, ctx, !dwarf, &n);
+	if (!err && st->format == PERFSPY_FORMAT_PPROF)
+		err = note_program(st, n);
 	if (!err)
 		err = fold(st, s, ctx, n);
+	if (!err && HAS(struct perf_dlfilter_sample, s->size, time)) {
+		if (!st->have_time || s->time < st->t_first)
+			st->t_first = s->time;
+		if (!st->have_time || s->time > st->t_last)
+			st->t_last = s->time;
+		st->have_time = true;
+	}
 	if (err == -ENOMEM)
 		return err;
 	if (err)
@@ -418,6 +491,50 @@ EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *
 static const char *frame_lib(void *ctx, const char *frame, size_t len)
 {
 	return perfspy_symbolizer__frame_lib(ctx, frame, len);
+}
+
+static bool frame_inlined(void *ctx, const char *frame, size_t len)
+{
+	return perfspy_symbolizer__frame_inlined(ctx, frame, len);
+}
+
+/* pprof as convert writes it: Mappings with the binaries' paths and build
+ * ids, inlined frames as Lines, the program of the most samples first
+ * (ties: the first path in byte order), the samples' time span. The
+ * arrays are the caller's to free; NULL on ENOMEM leaves them out. */
+static void pprof_opts(struct state *st, struct perfspy_write_opts *wo)
+{
+	PERFSPY_OPTS(perfspy_dso, d);
+	const char **paths, **bids;
+	const struct prog *best = NULL;
+	uint32_t n = 0, i;
+
+	while (!perfspy_symbolizer__dso(st->sym, n, &d))
+		n++;
+	paths = n ? calloc(n, sizeof(*paths)) : NULL;
+	bids = n ? calloc(n, sizeof(*bids)) : NULL;
+	if (paths && bids) {
+		for (i = 0; i < n && !perfspy_symbolizer__dso(st->sym, i, &d); i++) {
+			paths[i] = d.path;
+			bids[i] = d.build_id;
+		}
+		wo->dso_paths = paths;
+		wo->dso_build_ids = bids;
+		wo->nr_dsos = i;
+	} else {
+		free(paths);
+		free(bids);
+	}
+	for (i = 0; i < st->nr_progs; i++)
+		if (!best || st->progs[i].samples > best->samples ||
+		    (st->progs[i].samples == best->samples &&
+		     strcmp(st->progs[i].path, best->path) < 0))
+			best = &st->progs[i];
+	wo->main_binary = best ? best->path : NULL;
+	wo->frame_inlined = frame_inlined;
+	wo->frame_inlined_ctx = st->sym;
+	if (st->have_time && st->t_last > st->t_first)
+		wo->duration_ns = st->t_last - st->t_first;
 }
 
 EXPORT int stop(void *data, void *ctx)
@@ -437,6 +554,8 @@ EXPORT int stop(void *data, void *ctx)
 	/* The flame graph's library colours, as convert's (docs/output.md §7.2). */
 	wo.frame_lib = frame_lib;
 	wo.frame_lib_ctx = st->sym;
+	if (st->format == PERFSPY_FORMAT_PPROF)
+		pprof_opts(st, &wo);
 	f = fopen(st->out_path, "w");
 	if (!f) {
 		err = -errno;
@@ -458,6 +577,8 @@ EXPORT int stop(void *data, void *ctx)
 	if (st->errors)
 		fprintf(stderr, "perfspy-dlfilter: %llu samples skipped (bad locations)\n",
 			st->errors);
+	free((void *)wo.dso_paths);
+	free((void *)wo.dso_build_ids);
 	state_free(st);
 	return err;
 }

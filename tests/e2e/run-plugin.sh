@@ -159,6 +159,35 @@ for f in flamegraph speedscope; do
 	fi
 done
 
+# pprof: what convert writes, as go tool pprof reads it (-raw: samples,
+# labels, Locations with their inlined Lines, Functions, Mappings, the
+# main binary, Duration). Build ids may differ one way: perf gives the
+# plugin the id it reads from the file where the recording lists none,
+# and convert keeps only the recorded ones; each of convert's must be the
+# plugin's.
+if command -v go >/dev/null 2>&1; then
+	export HOME=$SCRATCH PPROF_TMPDIR=$SCRATCH
+	praw() { go tool pprof -symbolize=none -raw "$1" 2>/dev/null; }
+	nobid() { praw "$1" | awk '/^Mappings/ { m = 1 } m && NF >= 4 && $4 != "[FN]" { $4 = "" } { print }'; }
+	bids() { praw "$1" | sed -n '/^Mappings/,$p' | awk 'NF >= 4 && $4 != "[FN]" { print $3, $4 }' | sort; }
+	for w in cxx chain; do
+		data=$E2E_DATA/$w-fp.data
+		convert "$SCRATCH/c.$w.pb.gz" -i "$data" --format pprof || continue
+		if ! plugin "$SCRATCH/p.$w.pb.gz" "$data" format=pprof; then
+			fail "format=pprof ($w): $(head -c 300 "$SCRATCH/p.$w.pb.gz.err")"
+		elif cmp -s <(nobid "$SCRATCH/c.$w.pb.gz") <(nobid "$SCRATCH/p.$w.pb.gz") &&
+			[ -z "$(comm -23 <(bids "$SCRATCH/c.$w.pb.gz") <(bids "$SCRATCH/p.$w.pb.gz"))" ] &&
+			praw "$SCRATCH/p.$w.pb.gz" | grep -q '^Duration:' &&
+			[ "$(praw "$SCRATCH/p.$w.pb.gz" | grep -c '^ *[0-9]*: 0x0 M=1 ')" -gt 0 ]; then
+			pass "format=pprof ($w): go tool pprof -raw reads what it reads in convert's (main binary, Mappings, inlined Lines, Duration)"
+		else
+			fail "format=pprof ($w) differs from convert's: $(diff <(nobid "$SCRATCH/c.$w.pb.gz") <(nobid "$SCRATCH/p.$w.pb.gz") | head -4 | tr '\n' '|') bids: $(comm -23 <(bids "$SCRATCH/c.$w.pb.gz") <(bids "$SCRATCH/p.$w.pb.gz") | tr '\n' '|')"
+		fi
+	done
+elif [ "${CI:-}" = true ]; then
+	fail "go (golang-go, for go tool pprof) not installed: CI=true needs it"
+fi
+
 # Bad arguments: perf script fails (not by a signal: perf calls stop()
 # after a failed start()), with our message.
 rc=0
