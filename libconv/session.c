@@ -2897,23 +2897,7 @@ PERFSPY_API int perfspy_session__kernel(struct perfspy_session *s,
 PERFSPY_API int perfspy_session__dso(const struct perfspy_session *s, uint32_t idx,
 				     struct perfspy_dso *d)
 {
-	struct perfspy_dso v = { 0 };
-	const struct sym_dso_info *list;
-	size_t n;
-	int err;
-
-	if (!d || d->sz < sizeof(size_t))
-		return -PERFSPY_E_OPTS;
-	err = sym_dso_list(s->sym, &list, &n);
-	if (err)
-		return err;
-	if (idx >= n)
-		return -ENOENT;
-	v.sz = d->sz < sizeof(v) ? d->sz : sizeof(v);
-	v.path = list[idx].path;
-	v.build_id = list[idx].build_id;
-	memcpy(d, &v, v.sz);
-	return 0;
+	return sym_dso_at(s->sym, idx, d);
 }
 
 /* issue 15: the library of a frame that names its source file, for the

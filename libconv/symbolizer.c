@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/fold.h"
 #include "common/opts.h"
@@ -224,21 +223,5 @@ PERFSPY_API bool perfspy_symbolizer__frame_inlined(const struct perfspy_symboliz
 PERFSPY_API int perfspy_symbolizer__dso(const struct perfspy_symbolizer *s, uint32_t idx,
 					struct perfspy_dso *d)
 {
-	struct perfspy_dso v = { 0 };
-	const struct sym_dso_info *list;
-	size_t n;
-	int err;
-
-	if (!s || !d || d->sz < sizeof(size_t))
-		return !s ? -EINVAL : -PERFSPY_E_OPTS;
-	err = sym_dso_list(s->sym, &list, &n);
-	if (err)
-		return err;
-	if (idx >= n)
-		return -ENOENT;
-	v.sz = d->sz < sizeof(v) ? d->sz : sizeof(v);
-	v.path = list[idx].path;
-	v.build_id = list[idx].build_id;
-	memcpy(d, &v, v.sz);
-	return 0;
+	return s ? sym_dso_at(s->sym, idx, d) : -EINVAL;
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The DSOs the symbolizer has seen, as a list sorted by path (then build
- * id) for perfspy_session__dso(): the pprof writer's Mappings take their
- * paths and build ids from it (issue 14). The list is rebuilt when DSOs
- * were added since the last call; its strings live in the ctx's arena.
+ * id) for perfspy_session__dso() and perfspy_symbolizer__dso(): the pprof
+ * writer's Mappings take their paths and build ids from it (issue 14).
+ * The list is rebuilt when DSOs were added since the last call; its
+ * strings live in the ctx's arena.
  */
 #include "symbols_int.h"
+#include "perfspy.h"
 
 #include <errno.h>
 
@@ -69,5 +71,26 @@ int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n
 	ctx->dso_list_n = k;
 	*out = v;
 	*n = k;
+	return 0;
+}
+
+int sym_dso_at(struct sym_ctx *ctx, u32 idx, struct perfspy_dso *d)
+{
+	struct perfspy_dso v = { 0 };
+	const struct sym_dso_info *list;
+	size_t n;
+	int err;
+
+	if (!d || d->sz < sizeof(size_t))
+		return -PERFSPY_E_OPTS;
+	err = sym_dso_list(ctx, &list, &n);
+	if (err)
+		return err;
+	if (idx >= n)
+		return -ENOENT;
+	v.sz = d->sz < sizeof(v) ? d->sz : sizeof(v);
+	v.path = list[idx].path;
+	v.build_id = list[idx].build_id;
+	memcpy(d, &v, v.sz);
 	return 0;
 }

@@ -56,6 +56,10 @@ struct sym_dso_info {
 	const char *build_id;
 };
 int sym_dso_list(struct sym_ctx *ctx, const struct sym_dso_info **out, size_t *n);
+/* Entry @idx of that list as the public struct perfspy_dso (perfspy.h:
+ * filled up to d->sz); -ENOENT past the end, -PERFSPY_E_OPTS for a bad sz. */
+struct perfspy_dso;
+int sym_dso_at(struct sym_ctx *ctx, u32 idx, struct perfspy_dso *d);
 
 /*
  * The DSO for a mapped file. @build_id may be NULL (unknown). The same
