@@ -1128,6 +1128,12 @@ PERFSPY_API bool perfspy_symbolizer__frame_inlined(const struct perfspy_symboliz
 						   const char *frame, size_t len);
 PERFSPY_API int perfspy_symbolizer__dso(const struct perfspy_symbolizer *s, uint32_t idx,
 					struct perfspy_dso *d);
+/* 0.7: the program most stacks ran so far, for pprof's main binary: per
+ * stack the binary of its outermost location that is no shared library
+ * (`main`'s, a thread function's; as the path was given), ties to the
+ * first path in byte order. NULL before any such stack. A caller that
+ * knows the processes' images (perfspy_session) need not guess. */
+PERFSPY_API const char *perfspy_symbolizer__program(const struct perfspy_symbolizer *s);
 
 /*
  * Live recording (`perfspy record`): sample a process through libperf

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/fold.h"
 #include "common/opts.h"
@@ -32,6 +33,12 @@ struct perfspy_symbolizer {
 	struct perfspy_stats stats;
 	const char **out;
 	size_t cap_out;
+	/* The programs the stacks ran (count_program()). */
+	struct sym_prog {
+		char *path;
+		u64 stacks;
+	} *progs;
+	size_t nr_progs, cap_progs;
 };
 
 PERFSPY_API int perfspy_symbolizer__new(const struct perfspy_open_opts *opts,
@@ -102,6 +109,9 @@ PERFSPY_API void perfspy_symbolizer__free(struct perfspy_symbolizer *s)
 	mach_free(&s->mach);
 	sym_ctx_free(s->sym);
 	free(s->out);
+	while (s->nr_progs)
+		free(s->progs[--s->nr_progs].path);
+	free(s->progs);
 	free(s);
 }
 
@@ -156,11 +166,37 @@ static int push_loc(struct perfspy_symbolizer *s, const struct perfspy_location 
 	}
 }
 
+/*
+ * The program a stack ran, for perfspy_symbolizer__program(): the binary
+ * of its outermost location that is no shared library (`_start`'s,
+ * `main`'s, a thread function's below libc's `clone3`), by the rule that
+ * tells a process's own image from its libraries (mach_is_shared_lib()).
+ * @path is the caller's: copied on first sight.
+ */
+static int count_program(struct perfspy_symbolizer *s, const char *path)
+{
+	size_t i;
+
+	if (!path)
+		return 0;
+	for (i = 0; i < s->nr_progs; i++)
+		if (!strcmp(s->progs[i].path, path)) {
+			s->progs[i].stacks++;
+			return 0;
+		}
+	if (ensure_mem((void **)&s->progs, &s->cap_progs, sizeof(*s->progs), s->nr_progs + 1) ||
+	    !(s->progs[s->nr_progs].path = strdup(path)))
+		return -ENOMEM;
+	s->progs[s->nr_progs++].stacks = 1;
+	return 0;
+}
+
 PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
 					  const struct perfspy_location *locs,
 					  size_t nr, const char *const **frames,
 					  size_t *nr_frames)
 {
+	const char *prog = NULL;
 	size_t n = 0, i, stride;
 	int err;
 
@@ -181,7 +217,17 @@ PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
 		err = push_loc(s, l, &n);
 		if (err)
 			return err;
+		if (OPTS_GET(l, kind, PERFSPY_LOC_UNKNOWN) == PERFSPY_LOC_DSO &&
+		    l->dso[0] != '[') {
+			/* push_loc() took it: a DSO location has a path. */
+			const char *slash = strrchr(l->dso, '/');
+
+			if (!mach_is_shared_lib(slash ? slash + 1 : l->dso))
+				prog = l->dso; /* leaf first: the last is outermost */
+		}
 	}
+	if ((err = count_program(s, prog)))
+		return err;
 	n = stk_finish(&s->stk, n);
 	if (ensure_mem((void **)&s->out, &s->cap_out, sizeof(*s->out), n + 1))
 		return -ENOMEM;
@@ -218,6 +264,18 @@ PERFSPY_API bool perfspy_symbolizer__frame_inlined(const struct perfspy_symboliz
 						   const char *frame, size_t len)
 {
 	return s && s->stk_live && frame && stk_frame_inlined(&s->stk, frame, len);
+}
+
+PERFSPY_API const char *perfspy_symbolizer__program(const struct perfspy_symbolizer *s)
+{
+	const struct sym_prog *best = NULL;
+	size_t i;
+
+	for (i = 0; s && i < s->nr_progs; i++)
+		if (!best || s->progs[i].stacks > best->stacks ||
+		    (s->progs[i].stacks == best->stacks && strcmp(s->progs[i].path, best->path) < 0))
+			best = &s->progs[i];
+	return best ? best->path : NULL;
 }
 
 PERFSPY_API int perfspy_symbolizer__dso(const struct perfspy_symbolizer *s, uint32_t idx,

@@ -66,17 +66,10 @@ struct state {
 	char *kernel_bid; /* the kernel's build id, asked once */
 	size_t kernel_bid_size;
 	bool kernel_bid_asked;
-	/* pprof: the programs samples ran (note_program()) and the span of
-	 * their times, as convert gives them (docs/output.md). */
-	struct prog *progs;
-	size_t nr_progs, cap_progs;
+	/* pprof: the span of the samples' times, as convert gives it
+	 * (docs/output.md). */
 	__u64 t_first, t_last;
 	bool have_time;
-};
-
-struct prog {
-	char *path;
-	unsigned long long samples;
 };
 
 static void log_stderr(void *ctx, int level, const char *msg)
@@ -97,9 +90,6 @@ static void state_free(struct state *st)
 	free(st->locs);
 	free(st->frames);
 	free(st->kernel_bid);
-	while (st->nr_progs)
-		free(st->progs[--st->nr_progs].path);
-	free(st->progs);
 	free(st);
 }
 
@@ -343,56 +333,6 @@ static int sample_locations(struct state *st, const struct perf_dlfilter_sample 
 	return 0;
 }
 
-/* Is @name (a file name) a shared library's: ".so" at its end, before
- * " (deleted)" or before ".DIGIT" (libc.so.6)? As machine.c tells a
- * process's own image from its libraries. */
-static bool shared_lib(const char *name)
-{
-	const char *p;
-
-	for (p = strstr(name, ".so"); p; p = strstr(p + 3, ".so"))
-		if (!p[3] || p[3] == ' ' || (p[3] == '.' && p[4] >= '0' && p[4] <= '9'))
-			return true;
-	return false;
-}
-
-/*
- * The program this sample ran, for pprof's main binary: perf gives a
- * dlfilter no process image, so it is the binary of the outermost user
- * frame that is not a shared library (`_start`'s, `main`'s, a thread
- * function's below libc's `clone3`), counted per sample; convert counts
- * each thread's exec'd image instead (main_binary() in tools/cli.c).
- */
-static int note_program(struct state *st, size_t n)
-{
-	const char *path = NULL, *base;
-	size_t i;
-
-	while (n-- > 0) {
-		const struct perfspy_location *l = &st->locs[n];
-
-		if (l->kind != PERFSPY_LOC_DSO || !l->dso || l->dso[0] == '[')
-			continue;
-		base = strrchr(l->dso, '/');
-		if (!shared_lib(base ? base + 1 : l->dso)) {
-			path = l->dso;
-			break;
-		}
-	}
-	if (!path)
-		return 0;
-	for (i = 0; i < st->nr_progs; i++)
-		if (!strcmp(st->progs[i].path, path)) {
-			st->progs[i].samples++;
-			return 0;
-		}
-	if (grow((void **)&st->progs, &st->cap_progs, sizeof(*st->progs), st->nr_progs + 1) ||
-	    !(st->progs[st->nr_progs].path = strdup(path)))
-		return -ENOMEM;
-	st->progs[st->nr_progs++].samples = 1;
-	return 0;
-}
-
 static bool is_dwarf(void *ctx)
 {
 	struct perf_event_attr *attr = FN_HAS(attr) ? perf_dlfilter_fns.attr(ctx) : NULL;
@@ -468,8 +408,6 @@ EXPORT int filter_event(void *data, const struct perf_dlfilter_sample *s, void *
 			"use `perfspy convert` for whole stacks\n");
 	}
 	err = sample_locations(st, s, ctx, !dwarf, &n);
-	if (!err && st->format == PERFSPY_FORMAT_PPROF)
-		err = note_program(st, n);
 	if (!err)
 		err = fold(st, s, ctx, n);
 	if (!err && HAS(struct perf_dlfilter_sample, s->size, time)) {
@@ -499,14 +437,15 @@ static bool frame_inlined(void *ctx, const char *frame, size_t len)
 }
 
 /* pprof as convert writes it: Mappings with the binaries' paths and build
- * ids, inlined frames as Lines, the program of the most samples first
- * (ties: the first path in byte order), the samples' time span. The
- * arrays are the caller's to free; NULL on ENOMEM leaves them out. */
+ * ids, inlined frames as Lines, the program of the most samples first,
+ * the samples' time span. perf gives a dlfilter no process image, so the
+ * program is the symbolizer's guess from the stacks
+ * (perfspy_symbolizer__program()). The arrays are the caller's to free;
+ * NULL on ENOMEM leaves them out. */
 static void pprof_opts(struct state *st, struct perfspy_write_opts *wo)
 {
 	PERFSPY_OPTS(perfspy_dso, d);
 	const char **paths, **bids;
-	const struct prog *best = NULL;
 	uint32_t n = 0, i;
 
 	while (!perfspy_symbolizer__dso(st->sym, n, &d))
@@ -525,12 +464,7 @@ static void pprof_opts(struct state *st, struct perfspy_write_opts *wo)
 		free(paths);
 		free(bids);
 	}
-	for (i = 0; i < st->nr_progs; i++)
-		if (!best || st->progs[i].samples > best->samples ||
-		    (st->progs[i].samples == best->samples &&
-		     strcmp(st->progs[i].path, best->path) < 0))
-			best = &st->progs[i];
-	wo->main_binary = best ? best->path : NULL;
+	wo->main_binary = perfspy_symbolizer__program(st->sym);
 	wo->frame_inlined = frame_inlined;
 	wo->frame_inlined_ctx = st->sym;
 	if (st->have_time && st->t_last > st->t_first)

@@ -357,7 +357,7 @@ static int kernel_mmap(struct machine *m, const struct rec_mmap *mm)
 
 /* `libc.so.6`, `x.cpython-312-x86_64-linux-gnu.so`, `libfoo.so (deleted)`:
  * ".so" ending the name (before a " (deleted)") or followed by ".DIGIT". */
-static bool is_shared_lib(const char *name)
+bool mach_is_shared_lib(const char *name)
 {
 	const char *p = name;
 
@@ -512,7 +512,7 @@ int mach_mmap(struct machine *m, const struct rec_mmap *mm, u16 cpumode)
 		p->exe = nm.name;
 		p->exe_next = false;
 	} else if ((!p->exe_guess || p->guess_inherited) && nm.kind == MAPK_FILE &&
-		   !is_shared_lib(nm.short_name) && !is_jitdump(nm.short_name)) {
+		   !mach_is_shared_lib(nm.short_name) && !is_jitdump(nm.short_name)) {
 		p->exe_guess = nm.name;
 		p->guess_inherited = false;
 	}

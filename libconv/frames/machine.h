@@ -162,6 +162,11 @@ bool mach_proc_runs_python(struct machine *m, s32 pid);
  * NSpid); @pid and false when /proc says nothing. */
 bool mach_ns_view(s32 pid, s32 *own);
 
+/* Is file name @name a shared library's (`libc.so.6`, `x.cpython-312-
+ * x86_64-linux-gnu.so`, `libfoo.so (deleted)`), not a program's? For a
+ * process's own image (here) and the symbolizer's programs. */
+bool mach_is_shared_lib(const char *name);
+
 /* Was a perf map or jitdump found for @pid or the parent it forked from
  * (where its Python frames would be named)? Loads it if not yet tried. */
 bool mach_proc_has_perf_map(struct machine *m, s32 pid);

@@ -276,6 +276,50 @@ static void test_package(void)
 	T_EQ_INT(system(cmd), 0);
 }
 
+/* perfspy_symbolizer__program(): per stack the outermost binary that is
+ * no shared library; the one of most stacks, ties to byte order. */
+static void test_program(void)
+{
+	struct perfspy_symbolizer *s = new_sym(NULL);
+	const char *const *fr;
+	struct perfspy_location l[4];
+	size_t n;
+
+	T(perfspy_symbolizer__program(s) == NULL);
+	/* A thread: libc leaf, the program's thread function, libc's
+	 * clone3 outermost. */
+	l[0] = loc(PERFSPY_LOC_DSO, "/nonexistent/lib/libc.so.6", 0x100, 0x7f0100, NULL, false);
+	l[1] = loc(PERFSPY_LOC_DSO, "/nonexistent/b/tool", 0x200, 0x400200, NULL, true);
+	l[2] = loc(PERFSPY_LOC_DSO, "/nonexistent/lib/libc.so.6", 0x300, 0x7f0300, NULL, true);
+	T_EQ_INT(perfspy_symbolizer__stack(s, l, 3, &fr, &n), 0);
+	T_EQ_STR(perfspy_symbolizer__program(s), "/nonexistent/b/tool");
+	/* Two stacks of a, through an extension module and the vdso:
+	 * neither is a program. */
+	l[0] = loc(PERFSPY_LOC_DSO, "[vdso]", 0x10, 0x7ff010, NULL, false);
+	l[1] = loc(PERFSPY_LOC_DSO, "/nonexistent/a/a", 0x20, 0x400020, NULL, true);
+	l[2] = loc(PERFSPY_LOC_DSO, "/nonexistent/m/x.cpython-312-x86_64-linux-gnu.so",
+		   0x30, 0x7e0030, NULL, true);
+	l[3] = loc(PERFSPY_LOC_DSO, "/nonexistent/lib/libold.so (deleted)", 0x40, 0x7d0040,
+		   NULL, true);
+	T_EQ_INT(perfspy_symbolizer__stack(s, l, 4, &fr, &n), 0);
+	T_EQ_STR(perfspy_symbolizer__program(s), "/nonexistent/a/a"); /* a tie: byte order */
+	T_EQ_INT(perfspy_symbolizer__stack(s, l, 4, &fr, &n), 0);
+	T_EQ_STR(perfspy_symbolizer__program(s), "/nonexistent/a/a");
+	l[1] = loc(PERFSPY_LOC_DSO, "/nonexistent/b/tool", 0x200, 0x400200, NULL, true);
+	T_EQ_INT(perfspy_symbolizer__stack(s, l, 2, &fr, &n), 0);
+	T_EQ_INT(perfspy_symbolizer__stack(s, l, 2, &fr, &n), 0);
+	T_EQ_STR(perfspy_symbolizer__program(s), "/nonexistent/b/tool"); /* 3 against 2 */
+	perfspy_symbolizer__free(s);
+	/* Two programs in one stack: the outermost is the one that ran. */
+	s = new_sym(NULL);
+	l[0] = loc(PERFSPY_LOC_DSO, "/nonexistent/b/tool", 0x200, 0x400200, NULL, false);
+	l[1] = loc(PERFSPY_LOC_DSO, "/nonexistent/c/zed", 0x20, 0x500020, NULL, true);
+	T_EQ_INT(perfspy_symbolizer__stack(s, l, 2, &fr, &n), 0);
+	T_EQ_STR(perfspy_symbolizer__program(s), "/nonexistent/c/zed");
+	perfspy_symbolizer__free(s);
+	T(perfspy_symbolizer__program(NULL) == NULL);
+}
+
 int main(void)
 {
 	test_kinds();
@@ -283,5 +327,6 @@ int main(void)
 	test_package();
 	test_python();
 	test_errors();
+	test_program();
 	TEST_MAIN_END();
 }
