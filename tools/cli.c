@@ -859,14 +859,6 @@ void cli_pprof_opts_free(struct perfspy_write_opts *wo)
 	wo->nr_dsos = 0;
 }
 
-/* One key (a pid, or a name: a thread name, a program) and its samples,
- * for cli_filter_empty() and main_binary(). */
-struct held_key {
-	int pid;
-	const char *name;
-	uint64_t n;
-};
-
 static int by_samples(const void *a, const void *b)
 {
 	const struct held_key *x = a, *y = b;
@@ -980,12 +972,17 @@ static const char *main_binary(struct perfspy_session *s, int pid, int tid, cons
 			exes[n++] = (struct held_key){ .name = t.exe };
 		exes[i].n += t.nr_samples;
 	}
-	if (n) {
-		qsort(exes, n, sizeof(*exes), by_samples);
-		ret = exes[0].name;
-	}
+	ret = cli_top_name(exes, n);
 	free(exes);
 	return ret;
+}
+
+const char *cli_top_name(struct held_key *keys, size_t n)
+{
+	if (!n) /* qsort's array may not be NULL, even for 0 elements */
+		return NULL;
+	qsort(keys, n, sizeof(*keys), by_samples);
+	return keys[0].name;
 }
 
 void cli_pprof_opts(struct perfspy_session *s, int pid, int tid, const char *comm,

@@ -136,6 +136,19 @@ int cli_load_input(const char *path, const struct cli_common *c,
 		   const struct perfspy_convert_opts *co,
 		   struct perfspy_folder *f, struct perfspy_session **sp);
 
+/* One key (a pid, or a name: a thread name, a program) and its samples,
+ * for cli_filter_empty(), the main binary of pprof output (convert's,
+ * combine's) and cli_top_name(). */
+struct held_key {
+	int pid;
+	const char *name;
+	uint64_t n;
+};
+
+/* The name of @keys' key with the most samples, ties to the lower pid,
+ * then the first name in byte order; NULL for none. Sorts @keys. */
+const char *cli_top_name(struct held_key *keys, size_t n);
+
 /* pprof writing from a session (convert, record): Mappings from its DSOs
  * (first the program of the samples that @pid, @tid and @comm keep, as
  * perfspy_convert_opts filters them), inlined frames as Lines; free the

@@ -119,13 +119,6 @@ struct lib {
 	bool clash;
 };
 
-/* A program some input had for its main binary, and the samples of the
- * inputs that had it. */
-struct prog {
-	char *path;
-	uint64_t samples;
-};
-
 /* What the inputs said of a frame's code: the library of a frame that
  * names its source file (`f (a.c:10)`, whose text does not tell it), and
  * whether it was an inlined callee (pprof Lines of its caller's
@@ -143,7 +136,7 @@ struct frame_ent {
 struct libs {
 	struct lib *v;
 	size_t n;
-	struct prog *progs;
+	struct held_key *progs; /* each input's main binary (name ours) and its samples */
 	size_t nr_progs;
 	struct frame_ent *fr;
 	size_t nr_fr, cap_fr; /* cap_fr a power of two */
@@ -225,42 +218,26 @@ static int libs_add(struct libs *l, const char *path, const char *bid)
 /* @path was the main binary of an input of @samples samples. */
 static int progs_add(struct libs *l, const char *path, uint64_t samples)
 {
-	struct prog *v;
+	struct held_key *v;
 	size_t i;
 
 	/* The kernel and the like are no program ("[kernel.kallsyms]"). */
 	if (!path || !*path || !strcmp(path, "?") || path[0] == '[')
 		return 0;
 	for (i = 0; i < l->nr_progs; i++)
-		if (!strcmp(l->progs[i].path, path)) {
-			l->progs[i].samples += samples;
+		if (!strcmp(l->progs[i].name, path)) {
+			l->progs[i].n += samples;
 			return 0;
 		}
 	v = realloc(l->progs, (l->nr_progs + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	l->progs = v;
-	if (!(v[l->nr_progs].path = strdup(path)))
+	v[l->nr_progs] = (struct held_key){ .name = strdup(path), .n = samples };
+	if (!v[l->nr_progs].name)
 		return -ENOMEM;
-	v[l->nr_progs++].samples = samples;
+	l->nr_progs++;
 	return 0;
-}
-
-/* The program with the most samples; ties go to the first path in byte
- * order (as convert's main binary). NULL if no input named one. */
-static const char *libs_main(const struct libs *l)
-{
-	const struct prog *best = NULL;
-	size_t i;
-
-	for (i = 0; i < l->nr_progs; i++) {
-		const struct prog *p = &l->progs[i];
-
-		if (!best || p->samples > best->samples ||
-		    (p->samples == best->samples && strcmp(p->path, best->path) < 0))
-			best = p;
-	}
-	return best ? best->path : NULL;
 }
 
 /* FNV-1a: the frame table's keys are short texts. */
@@ -362,7 +339,7 @@ static void libs_free(struct libs *l)
 		free(l->v[i].bid);
 	}
 	for (i = 0; i < l->nr_progs; i++)
-		free(l->progs[i].path);
+		free((char *)l->progs[i].name);
 	for (i = 0; i < l->cap_fr; i++)
 		free(l->fr[i].text);
 	free(l->v);
@@ -559,7 +536,9 @@ int cmd_combine(int argc, char **argv)
 		wo.dso_build_ids = bids;
 		wo.nr_dsos = n;
 	}
-	wo.main_binary = libs_main(&libs);
+	/* The program with the most samples; ties go to the first path
+	 * in byte order, as convert's main binary. */
+	wo.main_binary = cli_top_name(libs.progs, libs.nr_progs);
 	if (!libs.no_duration)
 		wo.duration_ns = libs.duration_ns;
 	if (libs.nr_fr) {
