@@ -217,13 +217,20 @@ PERFSPY_API int perfspy_symbolizer__stack(struct perfspy_symbolizer *s,
 		err = push_loc(s, l, &n);
 		if (err)
 			return err;
+	}
+	/* From the outermost location in (leaf first: the last), to the
+	 * first that is a program's: a few looks a stack, not one a frame. */
+	for (i = nr; i-- > 0 && !prog;) {
+		const struct perfspy_location *l =
+			(const void *)((const char *)locs + i * stride);
+
+		/* push_loc() took it: a DSO location has a path. */
 		if (OPTS_GET(l, kind, PERFSPY_LOC_UNKNOWN) == PERFSPY_LOC_DSO &&
 		    l->dso[0] != '[') {
-			/* push_loc() took it: a DSO location has a path. */
 			const char *slash = strrchr(l->dso, '/');
 
 			if (!mach_is_shared_lib(slash ? slash + 1 : l->dso))
-				prog = l->dso; /* leaf first: the last is outermost */
+				prog = l->dso;
 		}
 	}
 	if ((err = count_program(s, prog)))
